@@ -1,0 +1,87 @@
+#include "cpu/onednn_gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "cpu/reference_gemm.h"
+#include "gemm_test_support.h"
+#include "workloads/verify.h"
+
+namespace flopwatt::cpu {
+namespace {
+
+#if defined(FLOPWATT_WITH_ONEDNN)
+
+TEST(OnednnGemm, AvailableWithNotes) {
+  auto b = make_onednn_backend();
+  EXPECT_EQ(b->name(), "cpu:onednn");
+  ASSERT_TRUE(b->availability().ok) << b->availability().reason;
+  const auto note_list = b->notes();
+  std::map<std::string, std::string> notes(note_list.begin(), note_list.end());
+  EXPECT_FALSE(notes["onednn_version"].empty());
+  EXPECT_FALSE(notes["onednn_cpu_isa"].empty());
+  EXPECT_FALSE(notes["weights_packing"].empty());
+}
+
+TEST(OnednnGemm, MatchesReferenceInEveryLayout) {
+  auto b = make_onednn_backend();
+  for (DType dt : {DType::F32, DType::BF16}) {
+    const auto cases = testing::awkward_cases(dt);
+    int checked = 0;
+    for (const auto& f : testing::check_all(*b, cases, false, &checked)) ADD_FAILURE() << f;
+    EXPECT_EQ(checked, int(cases.size())) << to_string(dt);
+  }
+}
+
+// Same cases through prepare(): packed weights must give the same answers.
+TEST(OnednnGemm, PackedWeightsMatchReference) {
+  auto b = make_onednn_backend();
+  for (DType dt : {DType::F32, DType::BF16}) {
+    const auto cases = testing::awkward_cases(dt);
+    int checked = 0;
+    for (const auto& f : testing::check_all(*b, cases, true, &checked)) ADD_FAILURE() << f;
+    EXPECT_EQ(checked, int(cases.size())) << to_string(dt);
+  }
+}
+
+// After prepare(), B changes in place (a training step): the stale packed copy
+// must not be used.
+TEST(OnednnGemm, ChangedWeightsAfterPrepareAreNotStale) {
+  auto b = make_onednn_backend();
+  GemmDesc d;
+  d.M = 33, d.N = 70, d.K = 65, d.trans_b = true;
+  testing::Operands op = testing::make_operands(d, 5);
+  b->prepare(d, op.B());
+  for (auto& x : op.b32) x = -0.5f * x + 0.25f;
+  std::vector<double> ref(std::size_t(d.M * d.N));
+  reference_gemm_f64(d, op.A(), op.B(), op.c.data(), ref.data());
+  std::vector<float> got = op.c;
+  b->gemm(d, op.A(), op.B(), got.data());
+  EXPECT_TRUE(passes(rel_frobenius_error(got.data(), ref.data(), got.size()), 1e-4));
+}
+
+TEST(OnednnGemm, NanInInputIsCaught) {
+  auto b = make_onednn_backend();
+  GemmDesc d;
+  d.M = 65, d.N = 7, d.K = 257;
+  EXPECT_TRUE(testing::nan_in_input_is_caught(*b, d));
+  d.dtype_in = DType::BF16;
+  EXPECT_TRUE(testing::nan_in_input_is_caught(*b, d));
+}
+
+#else
+
+TEST(OnednnGemm, TwinSaysWhyAndHowToFix) {
+  auto b = make_onednn_backend();
+  EXPECT_FALSE(b->availability().ok);
+  EXPECT_NE(b->availability().reason.find("libdnnl-dev"), std::string::npos);
+  GemmDesc d;
+  d.M = d.N = d.K = 1;
+  EXPECT_FALSE(b->supports(d));
+}
+
+#endif
+
+}  // namespace
+}  // namespace flopwatt::cpu
