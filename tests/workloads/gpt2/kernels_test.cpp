@@ -1,0 +1,200 @@
+// Fast kernels against the naive double-accumulating reference on awkward sizes.
+// Tolerances are fp32-level: rtol 1e-5 for elementwise ops, 1e-4 where a
+// kernel sums hundreds of terms in float (layernorm, attention, column sums).
+#include "workloads/gpt2/kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "tests/workloads/gpt2/compare.h"
+#include "workloads/gpt2/fast_math.h"
+
+namespace flopwatt::gpt2 {
+namespace {
+
+using testing::all_close;
+using testing::random_vector;
+
+struct Rows {
+  int N, C;
+};
+const Rows kRows[] = {{1, 1}, {1, 7}, {7, 65}, {65, 257}, {3, 768}, {257, 96}};
+
+TEST(ExpFast, MatchesLibmAcrossTheRange) {
+  for (float x = -87.0f; x <= 88.0f; x += 0.0137f) {
+    const double want = std::exp(double(x));
+    ASSERT_NEAR(exp_fast(x), want, 3e-7 * want) << "x=" << x;
+  }
+  EXPECT_EQ(exp_fast(0.0f), 1.0f);
+  EXPECT_TRUE(std::isnan(exp_fast(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_LT(exp_fast(-1000.0f), 1e-37f);
+  EXPECT_TRUE(std::isfinite(exp_fast(1000.0f)));
+}
+
+TEST(Kernels, EncoderForwardBackward) {
+  const int B = 3, T = 5, C = 65, V = 11, maxT = 7;
+  std::vector<int> tok(B * T);
+  for (int i = 0; i < B * T; ++i) tok[i] = (i * 7) % V;  // repeated tokens: exercises the race-free backward
+  auto wte = random_vector(V * C, 1), wpe = random_vector(maxT * C, 2), dout = random_vector(B * T * C, 3);
+  std::vector<float> out(B * T * C), ref(B * T * C);
+  kernels::encoder_forward(out.data(), tok.data(), wte.data(), wpe.data(), B, T, C);
+  reference::encoder_forward(ref.data(), tok.data(), wte.data(), wpe.data(), B, T, C);
+  EXPECT_TRUE(all_close("encoder out", out, ref, 0, 0));
+  auto dwte = random_vector(V * C, 4), dwpe = random_vector(maxT * C, 5);
+  auto rdwte = dwte, rdwpe = dwpe;
+  kernels::encoder_backward(dwte.data(), dwpe.data(), dout.data(), tok.data(), B, T, C);
+  reference::encoder_backward(rdwte.data(), rdwpe.data(), dout.data(), tok.data(), B, T, C);
+  EXPECT_TRUE(all_close("dwte", dwte, rdwte, 1e-5, 1e-6));
+  EXPECT_TRUE(all_close("dwpe", dwpe, rdwpe, 1e-5, 1e-6));
+}
+
+TEST(Kernels, LayerNormForward) {
+  for (auto [N, C] : kRows) {
+    SCOPED_TRACE(::testing::Message() << "N=" << N << " C=" << C);
+    auto x = random_vector(std::int64_t(N) * C, 10, -3, 5), w = random_vector(C, 11), b = random_vector(C, 12);
+    std::vector<float> out(x.size()), ref(x.size()), m(N), r(N), rm(N), rr(N);
+    kernels::layernorm_forward(out.data(), m.data(), r.data(), x.data(), w.data(), b.data(), N, C);
+    reference::layernorm_forward(ref.data(), rm.data(), rr.data(), x.data(), w.data(), b.data(), N, C);
+    EXPECT_TRUE(all_close("ln out", out, ref, 1e-4, 1e-5));
+    EXPECT_TRUE(all_close("ln mean", m, rm, 1e-5, 1e-6));
+    EXPECT_TRUE(all_close("ln rstd", r, rr, 1e-4, 1e-6));
+  }
+}
+
+TEST(Kernels, LayerNormBackwardAccumulatesOrOverwrites) {
+  for (auto [N, C] : kRows) {
+    for (bool acc : {true, false}) {
+      SCOPED_TRACE(::testing::Message() << "N=" << N << " C=" << C << " acc=" << acc);
+      auto x = random_vector(std::int64_t(N) * C, 20, -2, 2), w = random_vector(C, 21), b = random_vector(C, 22);
+      auto dout = random_vector(x.size(), 23);
+      std::vector<float> y(x.size()), m(N), r(N);
+      reference::layernorm_forward(y.data(), m.data(), r.data(), x.data(), w.data(), b.data(), N, C);
+      auto dx = random_vector(x.size(), 24), dw = random_vector(C, 25), db = random_vector(C, 26);
+      auto rdx = dx, rdw = dw, rdb = db;
+      kernels::layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), m.data(),
+                                  r.data(), N, C, acc);
+      reference::layernorm_backward(rdx.data(), rdw.data(), rdb.data(), dout.data(), x.data(), w.data(), m.data(),
+                                    r.data(), N, C, acc);
+      EXPECT_TRUE(all_close("ln dx", dx, rdx, 1e-4, 1e-5));
+      EXPECT_TRUE(all_close("ln dw", dw, rdw, 1e-4, 1e-5));
+      EXPECT_TRUE(all_close("ln db", db, rdb, 1e-4, 1e-5));
+    }
+  }
+}
+
+TEST(Kernels, BiasForwardBackward) {
+  for (auto [N, OC] : kRows) {
+    SCOPED_TRACE(::testing::Message() << "N=" << N << " OC=" << OC);
+    auto out = random_vector(std::int64_t(N) * OC, 30), bias = random_vector(OC, 31);
+    auto ref = out;
+    kernels::bias_forward(out.data(), bias.data(), N, OC);
+    reference::bias_forward(ref.data(), bias.data(), N, OC);
+    EXPECT_TRUE(all_close("bias out", out, ref, 0, 0));
+    auto db = random_vector(OC, 32);
+    auto rdb = db;
+    kernels::bias_backward(db.data(), out.data(), N, OC);
+    reference::bias_backward(rdb.data(), out.data(), N, OC);
+    EXPECT_TRUE(all_close("dbias", db, rdb, 1e-4, 1e-5));
+  }
+}
+
+struct AttnShape {
+  int B, T, C, NH;
+};
+const AttnShape kAttn[] = {{1, 1, 4, 1}, {2, 7, 12, 3}, {1, 65, 66, 2}, {3, 17, 64, 4}, {1, 33, 257, 1}};
+
+TEST(Kernels, AttentionForward) {
+  for (auto [B, T, C, NH] : kAttn) {
+    SCOPED_TRACE(::testing::Message() << "B=" << B << " T=" << T << " C=" << C << " NH=" << NH);
+    auto qkv = random_vector(std::int64_t(B) * T * 3 * C, 40, -2, 2);
+    std::vector<float> out(std::size_t(B) * T * C), ref(out.size());
+    std::vector<float> att(std::size_t(B) * NH * T * T, 7.0f), ratt(att.size());
+    kernels::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
+    reference::attention_forward(ref.data(), ratt.data(), qkv.data(), B, T, C, NH);
+    EXPECT_TRUE(all_close("att", att, ratt, 1e-4, 1e-6));
+    EXPECT_TRUE(all_close("atty", out, ref, 1e-4, 1e-5));
+  }
+}
+
+TEST(Kernels, AttentionBackwardWritesEveryElement) {
+  for (auto [B, T, C, NH] : kAttn) {
+    SCOPED_TRACE(::testing::Message() << "B=" << B << " T=" << T << " C=" << C << " NH=" << NH);
+    auto qkv = random_vector(std::int64_t(B) * T * 3 * C, 50, -2, 2);
+    auto dout = random_vector(std::int64_t(B) * T * C, 51);
+    std::vector<float> out(std::size_t(B) * T * C), att(std::size_t(B) * NH * T * T);
+    reference::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
+    // Garbage in dqkv beforehand: the contract is "=", not "+=".
+    std::vector<float> dqkv(qkv.size(), std::numeric_limits<float>::quiet_NaN()), ref(qkv.size());
+    kernels::attention_backward(dqkv.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH);
+    reference::attention_backward(ref.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH);
+    EXPECT_TRUE(all_close("dqkv", dqkv, ref, 1e-4, 1e-5));
+  }
+}
+
+TEST(Kernels, Gelu) {
+  for (std::int64_t n : {1, 7, 65, 257, 100003}) {
+    SCOPED_TRACE(n);
+    auto x = random_vector(n, 60, -9, 9);
+    x[0] = 0.0f;
+    std::vector<float> y(n), ry(n);
+    kernels::gelu_forward(y.data(), x.data(), n);
+    reference::gelu_forward(ry.data(), x.data(), n);
+    EXPECT_TRUE(all_close("gelu", y, ry, 2e-6, 1e-7));
+    auto d = random_vector(n, 61);
+    auto rd = d;
+    kernels::gelu_backward_inplace(d.data(), x.data(), n);
+    reference::gelu_backward_inplace(rd.data(), x.data(), n);
+    EXPECT_TRUE(all_close("dgelu", d, rd, 2e-6, 1e-7));
+  }
+}
+
+TEST(Kernels, Residual) {
+  const std::int64_t n = 65537;
+  auto a = random_vector(n, 70), b = random_vector(n, 71);
+  std::vector<float> o(n), r(n);
+  kernels::residual_forward(o.data(), a.data(), b.data(), n);
+  reference::residual_forward(r.data(), a.data(), b.data(), n);
+  EXPECT_TRUE(all_close("residual", o, r, 0, 0));
+}
+
+TEST(Kernels, SoftmaxCrossEntropyForwardAndBackward) {
+  struct S {
+    int N, V, Vp;
+  };
+  for (auto [N, V, Vp] : {S{1, 1, 128}, S{7, 65, 128}, S{5, 257, 384}, S{3, 50257, 50304}}) {
+    SCOPED_TRACE(::testing::Message() << "N=" << N << " V=" << V << " Vp=" << Vp);
+    auto logits = random_vector(std::int64_t(N) * Vp, 80, -8, 8);
+    for (int n = 0; n < N; ++n)  // padding holds garbage the kernels must ignore
+      for (int i = V; i < Vp; ++i) logits[std::size_t(n) * Vp + i] = 1e30f;
+    std::vector<int> tg(N);
+    for (int n = 0; n < N; ++n) tg[n] = (n * 31 + 3) % V;
+    std::vector<float> loss(N), lse(N), rloss(N), rlse(N);
+    kernels::softmax_xent_forward(loss.data(), lse.data(), logits.data(), tg.data(), N, V, Vp);
+    reference::softmax_xent_forward(rloss.data(), rlse.data(), logits.data(), tg.data(), N, V, Vp);
+    EXPECT_TRUE(all_close("loss", loss, rloss, 1e-5, 1e-6));
+    EXPECT_TRUE(all_close("lse", lse, rlse, 1e-6, 1e-6));
+    auto d = logits, rd = logits;
+    kernels::softmax_xent_backward_inplace(d.data(), lse.data(), tg.data(), 1.0f / N, N, V, Vp);
+    reference::softmax_xent_backward_inplace(rd.data(), lse.data(), tg.data(), 1.0f / N, N, V, Vp);
+    EXPECT_TRUE(all_close("dlogits", d, rd, 1e-5, 1e-9));
+    for (int n = 0; n < N; ++n)
+      for (int i = V; i < Vp; ++i) ASSERT_EQ(d[std::size_t(n) * Vp + i], 0.0f);
+  }
+}
+
+TEST(Kernels, NaNLogitsGiveNaNLoss) {
+  const int N = 2, V = 100, Vp = 128;
+  auto logits = random_vector(N * Vp, 90);
+  logits[Vp + 17] = std::numeric_limits<float>::quiet_NaN();
+  std::vector<int> tg = {1, 2};
+  std::vector<float> loss(N), lse(N);
+  kernels::softmax_xent_forward(loss.data(), lse.data(), logits.data(), tg.data(), N, V, Vp);
+  EXPECT_TRUE(std::isfinite(loss[0]));
+  EXPECT_TRUE(std::isnan(loss[1]));
+}
+
+}  // namespace
+}  // namespace flopwatt::gpt2

@@ -1,0 +1,125 @@
+// GemmRunner: llm.c's three GEMMs per linear layer plus bias, in fp32 and bf16,
+// against plain loops in double; the transpose fallback; unsupported dtypes.
+#include "workloads/gpt2/linear.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "tests/workloads/gpt2/compare.h"
+#include "tests/workloads/gpt2/naive_backend.h"
+#include "workloads/error.h"
+
+namespace flopwatt::gpt2 {
+namespace {
+
+using testing::all_close;
+using testing::NaiveBackend;
+using testing::random_vector;
+
+struct Dims {
+  int N, K, OC;
+};
+const Dims kDims[] = {{1, 1, 1}, {7, 65, 3}, {65, 7, 257}, {33, 64, 96}};
+
+// Double-precision oracle; `round` applies bf16 rounding to GEMM operands.
+void oracle(const Dims& d, const std::vector<float>& inp, const std::vector<float>& W, const std::vector<float>& bias,
+            const std::vector<float>& dout, bool round, std::vector<float>& out, std::vector<float>& dinp,
+            std::vector<float>& dW, std::vector<float>& db) {
+  auto r = [&](float x) { return round ? double(round_to_bf16(x)) : double(x); };
+  out.assign(std::size_t(d.N) * d.OC, 0);
+  dinp.assign(std::size_t(d.N) * d.K, 0);
+  for (int n = 0; n < d.N; ++n)
+    for (int o = 0; o < d.OC; ++o) {
+      double s = 0;
+      for (int k = 0; k < d.K; ++k) s += r(inp[n * d.K + k]) * r(W[o * d.K + k]);
+      out[n * d.OC + o] = float(s + bias[o]);
+    }
+  for (int n = 0; n < d.N; ++n)
+    for (int k = 0; k < d.K; ++k) {
+      double s = 0;
+      for (int o = 0; o < d.OC; ++o) s += r(dout[n * d.OC + o]) * r(W[o * d.K + k]);
+      dinp[n * d.K + k] = float(s);
+    }
+  for (int o = 0; o < d.OC; ++o) {
+    double sb = 0;
+    for (int n = 0; n < d.N; ++n) sb += dout[n * d.OC + o];
+    db[o] += float(sb);
+    for (int k = 0; k < d.K; ++k) {
+      double s = 0;
+      for (int n = 0; n < d.N; ++n) s += r(dout[n * d.OC + o]) * r(inp[n * d.K + k]);
+      dW[o * d.K + k] += float(s);
+    }
+  }
+}
+
+void check(Backend& be, DType dt) {
+  for (const Dims& d : kDims) {
+    for (bool acc : {true, false}) {
+      SCOPED_TRACE(::testing::Message() << "N=" << d.N << " K=" << d.K << " OC=" << d.OC << " acc=" << acc
+                                        << " dtype=" << to_string(dt));
+      GemmRunner run(be, dt);
+      auto inp = random_vector(std::int64_t(d.N) * d.K, 1), W = random_vector(std::int64_t(d.OC) * d.K, 2);
+      auto bias = random_vector(d.OC, 3), dout = random_vector(std::int64_t(d.N) * d.OC, 4);
+      std::vector<bf16_t> W16(W.size());
+      convert_to_bf16(W16.data(), W.data(), std::int64_t(W.size()));
+      std::vector<float> out(std::size_t(d.N) * d.OC, std::numeric_limits<float>::quiet_NaN());
+      std::vector<float> dinp(std::size_t(d.N) * d.K, std::numeric_limits<float>::quiet_NaN());
+      auto dW = random_vector(W.size(), 5), db = random_vector(d.OC, 6);
+      if (!acc) std::fill(dW.begin(), dW.end(), std::numeric_limits<float>::quiet_NaN());
+      std::vector<float> rout, rdinp, rdW = acc ? dW : std::vector<float>(W.size(), 0.0f), rdb = db;
+      oracle(d, inp, W, bias, dout, dt == DType::BF16, rout, rdinp, rdW, rdb);
+      run.forward(out.data(), inp.data(), W.data(), W16.data(), bias.data(), d.N, d.K, d.OC);
+      run.backward(dinp.data(), dW.data(), db.data(), dout.data(), inp.data(), W.data(), W16.data(), d.N, d.K, d.OC,
+                   acc);
+      EXPECT_TRUE(all_close("out", out, rout, 1e-5, 1e-5));
+      EXPECT_TRUE(all_close("dinp", dinp, rdinp, 1e-5, 1e-5));
+      EXPECT_TRUE(all_close("dW", dW, rdW, 1e-5, 1e-5));
+      EXPECT_TRUE(all_close("dbias", db, rdb, 1e-5, 1e-5));
+    }
+  }
+}
+
+TEST(GemmRunner, Fp32) {
+  NaiveBackend be;
+  check(be, DType::F32);
+}
+
+TEST(GemmRunner, Bf16OperandsRoundedFp32Results) {
+  NaiveBackend be;
+  check(be, DType::BF16);
+}
+
+TEST(GemmRunner, TransposeFallbackForNnOnlyBackends) {
+  NaiveBackend be(/*nn_only=*/true);
+  check(be, DType::F32);
+  check(be, DType::BF16);
+}
+
+TEST(GemmRunner, UnsupportedDtypeIsAnInputErrorNamingTheBackend) {
+  NaiveBackend bf16_only(false, /*fp32=*/false, /*bf16=*/true);
+  try {
+    GemmRunner r(bf16_only, DType::F32);
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_NE(e.where().find("--gemm-backend test:naive"), std::string::npos) << e.what();
+    EXPECT_NE(e.fix().find("--dtype bf16"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(GemmRunner(bf16_only, DType::BF16));
+}
+
+TEST(ConvertToBf16, MatchesScalarConversionIncludingSpecials) {
+  auto x = random_vector(100003, 9, -1e3f, 1e3f);
+  x[0] = std::numeric_limits<float>::quiet_NaN();
+  x[1] = std::numeric_limits<float>::infinity();
+  x[2] = -0.0f;
+  x[3] = 3.3895314e38f;  // rounds to inf in bf16
+  x[4] = 1.0039062f;     // halfway case, ties to even
+  std::vector<bf16_t> y(x.size());
+  convert_to_bf16(y.data(), x.data(), std::int64_t(x.size()));
+  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], f32_to_bf16(x[i])) << i << " " << x[i];
+  EXPECT_TRUE(std::isnan(bf16_to_f32(y[0])));
+}
+
+}  // namespace
+}  // namespace flopwatt::gpt2

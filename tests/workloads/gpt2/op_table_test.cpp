@@ -1,0 +1,85 @@
+// Analytic FLOPs: the d12 step total, and the GEMM part cross-checked against
+// the independent shape list of workloads/shapes.cpp.
+#include "workloads/gpt2/op_table.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "workloads/shapes.h"
+
+namespace flopwatt::gpt2 {
+namespace {
+
+TEST(OpTable, NamesAndPassesAreUniqueAndComplete) {
+  std::set<std::string> seen;
+  for (int i = 0; i < kNumOps; ++i) {
+    const OpInfo& o = op_info(Op(i));
+    EXPECT_EQ(int(o.op), i);
+    EXPECT_TRUE(seen.insert(std::string(o.name) + "/" + o.pass).second) << o.name << " " << o.pass;
+  }
+  for (const char* name : {"embed", "ln1", "qkv", "attn", "attproj", "ln2", "fc", "gelu", "fcproj", "lnf",
+                           "lm_head", "softmax_xent"}) {
+    EXPECT_TRUE(seen.count(std::string(name) + "/fwd")) << name;
+    EXPECT_TRUE(seen.count(std::string(name) + "/bwd")) << name;
+  }
+  EXPECT_TRUE(seen.count("residual/fwd"));
+  EXPECT_TRUE(seen.count("adamw/opt"));
+  EXPECT_TRUE(seen.count("zero_grad/bwd"));
+}
+
+TEST(OpTable, D12StepIsAbout1point9e11Flop) {
+  const Config c = preset("d12");
+  const double f = step_flop(c, 4, 64, DType::F32);
+  EXPECT_GT(f, 1.85e11);
+  EXPECT_LT(f, 1.95e11);
+  // bf16 changes bytes, never FLOPs.
+  EXPECT_EQ(step_flop(c, 4, 64, DType::BF16), f);
+}
+
+TEST(OpTable, GemmFlopsAgreeWithTheShapeList) {
+  for (auto [B, T, model] : {std::tuple{4, 64, "d12"}, std::tuple{1, 7, "tiny"}, std::tuple{3, 65, "d24"}}) {
+    const Config c = preset(model);
+    double ours = 0;
+    for (int i = 0; i < kNumOps; ++i) {
+      const Op op = Op(i);
+      if (!op_info(op).gemm) continue;
+      const double N = double(B) * T;
+      const bool bias = op != Op::LmHeadFwd && op != Op::LmHeadBwd;
+      // Remove the bias/dbias term, which lives outside the GEMM.
+      double oc = 0;
+      switch (op) {
+        case Op::QkvFwd: case Op::QkvBwd: oc = 3.0 * c.C; break;
+        case Op::FcFwd: case Op::FcBwd: oc = 4.0 * c.C; break;
+        case Op::LmHeadFwd: case Op::LmHeadBwd: oc = c.Vp; break;
+        default: oc = c.C; break;
+      }
+      ours += op_occurrences(op, c) * (op_cost(op, c, B, T, DType::F32).flop - (bias ? N * oc : 0));
+    }
+    double theirs = 0;
+    for (const auto& s : gpt2_gemm_shapes({B, T, c.C, c.L, c.Vp}))
+      theirs += s.count_per_step * 2.0 * double(s.desc.M) * s.desc.N * s.desc.K;
+    EXPECT_DOUBLE_EQ(ours, theirs) << model;
+  }
+}
+
+TEST(OpTable, GemmsDominateD12AndAdamWIsNextLargest) {
+  const Config c = preset("d12");
+  double gemm = 0, total = step_flop(c, 4, 64, DType::F32);
+  for (int i = 0; i < kNumOps; ++i)
+    if (op_info(Op(i)).gemm) gemm += op_occurrences(Op(i), c) * op_cost(Op(i), c, 4, 64, DType::F32).flop;
+  EXPECT_GT(gemm / total, 0.98);
+  const double adamw = op_cost(Op::AdamW, c, 4, 64, DType::F32).flop;
+  EXPECT_DOUBLE_EQ(adamw, 16.0 * 124475904);
+  EXPECT_DOUBLE_EQ(op_cost(Op::AdamW, c, 4, 64, DType::F32).bytes, 28.0 * 124475904);
+}
+
+TEST(OpTable, AttentionCountsOnlyCausalPairs) {
+  Config c = preset("tiny");  // C=32, NH=2, hs=16
+  const double f = op_cost(Op::AttnFwd, c, 1, 4, DType::F32).flop;
+  EXPECT_DOUBLE_EQ(f, 1 * 2 * (4.0 * 5 / 2) * (4 * 16 + 6));
+}
+
+}  // namespace
+}  // namespace flopwatt::gpt2

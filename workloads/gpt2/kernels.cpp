@@ -1,0 +1,385 @@
+// Fast non-GEMM kernels. Work is split across OpenMP threads by rows (or by
+// (batch, head) for attention, or by column blocks where rows would race), and
+// the innermost loops are written so GCC vectorizes them (`omp simd`, exp_fast
+// instead of libm). Contracts are in kernels.h; kernels_reference.cpp is the spec.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "workloads/gpt2/fast_math.h"
+#include "workloads/gpt2/kernels.h"
+
+namespace flopwatt::gpt2::kernels {
+
+namespace {
+
+constexpr float kGeluK = 0.7978845608028654f;  // sqrt(2/pi)
+constexpr int kColBlock = 256;                 // columns per task for column-partitioned reductions
+
+// Below this many elements a parallel region costs more than it saves.
+constexpr std::int64_t kParallelMin = 1 << 14;
+
+// Per-thread scratch that grows and is reused across calls.
+std::vector<float>& thread_scratch(int slot) {
+  thread_local std::vector<float> s[4];
+  return s[slot];
+}
+
+}  // namespace
+
+void encoder_forward(float* out, const int* inp, const float* wte, const float* wpe, int B, int T, int C) {
+  const int N = B * T;
+#pragma omp parallel for schedule(static) if (std::int64_t(N) * C >= kParallelMin)
+  for (int n = 0; n < N; ++n) {
+    float* o = out + std::int64_t(n) * C;
+    const float* e = wte + std::int64_t(inp[n]) * C;
+    const float* p = wpe + std::int64_t(n % T) * C;
+#pragma omp simd
+    for (int i = 0; i < C; ++i) o[i] = e[i] + p[i];
+  }
+}
+
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* inp, int B, int T, int C) {
+  // A token may repeat within the batch, so rows would race on dwte: split columns.
+  const int N = B * T;
+  const int blocks = (C + kColBlock - 1) / kColBlock;
+#pragma omp parallel for schedule(static) if (std::int64_t(N) * C >= kParallelMin)
+  for (int cb = 0; cb < blocks; ++cb) {
+    const int c0 = cb * kColBlock, c1 = std::min(C, c0 + kColBlock);
+    for (int n = 0; n < N; ++n) {
+      const float* d = dout + std::int64_t(n) * C;
+      float* e = dwte + std::int64_t(inp[n]) * C;
+      float* p = dwpe + std::int64_t(n % T) * C;
+#pragma omp simd
+      for (int i = c0; i < c1; ++i) {
+        e[i] += d[i];
+        p[i] += d[i];
+      }
+    }
+  }
+}
+
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* w, const float* b,
+                       int N, int C) {
+#pragma omp parallel for schedule(static) if (std::int64_t(N) * C >= kParallelMin)
+  for (int n = 0; n < N; ++n) {
+    const float* x = inp + std::int64_t(n) * C;
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int i = 0; i < C; ++i) s += x[i];
+    const float m = s / C;
+    float v = 0.0f;
+#pragma omp simd reduction(+ : v)
+    for (int i = 0; i < C; ++i) {
+      const float d = x[i] - m;
+      v += d * d;
+    }
+    const float r = 1.0f / std::sqrt(v / C + 1e-5f);
+    float* o = out + std::int64_t(n) * C;
+#pragma omp simd
+    for (int i = 0; i < C; ++i) o[i] = (x[i] - m) * r * w[i] + b[i];
+    mean[n] = m;
+    rstd[n] = r;
+  }
+}
+
+void layernorm_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp, const float* w,
+                        const float* mean, const float* rstd, int N, int C, bool accumulate_dinp) {
+  // Rows are independent for dinp; dw and db sum over rows, so each thread keeps
+  // partial sums and the threads then reduce them column-wise.
+  const int max_threads = std::int64_t(N) * C >= kParallelMin ? omp_get_max_threads() : 1;
+  std::vector<float>& part = thread_scratch(0);
+  part.assign(std::size_t(max_threads) * 2 * C, 0.0f);
+  int used = 1;
+#pragma omp parallel num_threads(max_threads)
+  {
+    const int tid = omp_get_thread_num();
+#pragma omp single
+    used = omp_get_num_threads();
+    float* pdw = part.data() + std::size_t(tid) * 2 * C;
+    float* pdb = pdw + C;
+#pragma omp for schedule(static)
+    for (int n = 0; n < N; ++n) {
+      const float* dy = dout + std::int64_t(n) * C;
+      const float* x = inp + std::int64_t(n) * C;
+      float* dx = dinp + std::int64_t(n) * C;
+      const float m = mean[n], r = rstd[n];
+      float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
+#pragma omp simd reduction(+ : dnorm_mean, dnorm_norm_mean)
+      for (int i = 0; i < C; ++i) {
+        const float norm = (x[i] - m) * r;
+        const float dnorm = w[i] * dy[i];
+        dnorm_mean += dnorm;
+        dnorm_norm_mean += dnorm * norm;
+      }
+      dnorm_mean /= C;
+      dnorm_norm_mean /= C;
+      if (accumulate_dinp) {
+#pragma omp simd
+        for (int i = 0; i < C; ++i) {
+          const float norm = (x[i] - m) * r;
+          pdb[i] += dy[i];
+          pdw[i] += norm * dy[i];
+          dx[i] += (w[i] * dy[i] - dnorm_mean - norm * dnorm_norm_mean) * r;
+        }
+      } else {
+#pragma omp simd
+        for (int i = 0; i < C; ++i) {
+          const float norm = (x[i] - m) * r;
+          pdb[i] += dy[i];
+          pdw[i] += norm * dy[i];
+          dx[i] = (w[i] * dy[i] - dnorm_mean - norm * dnorm_norm_mean) * r;
+        }
+      }
+    }
+    // The implicit barrier of `omp for` above makes every partial visible here.
+#pragma omp for schedule(static)
+    for (int i = 0; i < C; ++i) {
+      float sw = 0.0f, sb = 0.0f;
+      for (int t = 0; t < used; ++t) {
+        sw += part[std::size_t(t) * 2 * C + i];
+        sb += part[std::size_t(t) * 2 * C + C + i];
+      }
+      dw[i] += sw;
+      db[i] += sb;
+    }
+  }
+}
+
+void bias_forward(float* out, const float* bias, int N, int OC) {
+#pragma omp parallel for schedule(static) if (std::int64_t(N) * OC >= kParallelMin)
+  for (int n = 0; n < N; ++n) {
+    float* o = out + std::int64_t(n) * OC;
+#pragma omp simd
+    for (int i = 0; i < OC; ++i) o[i] += bias[i];
+  }
+}
+
+void bias_backward(float* dbias, const float* dout, int N, int OC) {
+  const int blocks = (OC + kColBlock - 1) / kColBlock;
+#pragma omp parallel for schedule(static) if (std::int64_t(N) * OC >= kParallelMin)
+  for (int cb = 0; cb < blocks; ++cb) {
+    const int c0 = cb * kColBlock, w = std::min(OC, c0 + kColBlock) - c0;
+    float acc[kColBlock] = {};
+    for (int n = 0; n < N; ++n) {
+      const float* d = dout + std::int64_t(n) * OC + c0;
+#pragma omp simd
+      for (int i = 0; i < w; ++i) acc[i] += d[i];
+    }
+#pragma omp simd
+    for (int i = 0; i < w; ++i) dbias[c0 + i] += acc[i];
+  }
+}
+
+void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH) {
+  // One task per (batch, head). The keys of the head are packed transposed
+  // (hs x T) so the scores of row t are a vector loop over t2, not hs-long dot
+  // products with a horizontal reduction each.
+  const int C3 = 3 * C, hs = C / NH;
+  const float scale = 1.0f / std::sqrt(float(hs));
+#pragma omp parallel if (std::int64_t(B) * NH * T * T * hs >= kParallelMin)
+  {
+    std::vector<float>& kt = thread_scratch(1);
+    std::vector<float>& acc = thread_scratch(2);
+    kt.resize(std::size_t(hs) * T);
+    acc.resize(std::size_t(hs) + T);
+#pragma omp for collapse(2) schedule(static)
+    for (int b = 0; b < B; ++b)
+      for (int h = 0; h < NH; ++h) {
+        const float* base = qkv + std::int64_t(b) * T * C3;
+        for (int t2 = 0; t2 < T; ++t2) {
+          const float* k = base + std::int64_t(t2) * C3 + C + h * hs;
+          for (int i = 0; i < hs; ++i) kt[std::size_t(i) * T + t2] = k[i];
+        }
+        for (int t = 0; t < T; ++t) {
+          const float* q = base + std::int64_t(t) * C3 + h * hs;
+          float* a = att + ((std::int64_t(b) * NH + h) * T + t) * T;
+          const int n = t + 1;
+#pragma omp simd
+          for (int t2 = 0; t2 < n; ++t2) a[t2] = 0.0f;
+          for (int i = 0; i < hs; ++i) {
+            const float qi = q[i];
+            const float* kr = kt.data() + std::size_t(i) * T;
+#pragma omp simd
+            for (int t2 = 0; t2 < n; ++t2) a[t2] += qi * kr[t2];
+          }
+          float mx = -INFINITY;
+#pragma omp simd reduction(max : mx)
+          for (int t2 = 0; t2 < n; ++t2) {
+            const float s = a[t2] * scale;
+            mx = s > mx ? s : mx;
+          }
+          float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+          for (int t2 = 0; t2 < n; ++t2) {
+            const float e = exp_fast(a[t2] * scale - mx);
+            a[t2] = e;
+            sum += e;
+          }
+          const float inv = 1.0f / sum;
+#pragma omp simd
+          for (int t2 = 0; t2 < n; ++t2) a[t2] *= inv;
+#pragma omp simd
+          for (int t2 = n; t2 < T; ++t2) a[t2] = 0.0f;
+          float* o = acc.data();
+#pragma omp simd
+          for (int i = 0; i < hs; ++i) o[i] = 0.0f;
+          for (int t2 = 0; t2 < n; ++t2) {
+            const float w = a[t2];
+            const float* v = base + std::int64_t(t2) * C3 + 2 * C + h * hs;
+#pragma omp simd
+            for (int i = 0; i < hs; ++i) o[i] += w * v[i];
+          }
+          float* y = out + (std::int64_t(b) * T + t) * C + h * hs;
+#pragma omp simd
+          for (int i = 0; i < hs; ++i) y[i] = o[i];
+        }
+      }
+  }
+}
+
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, int B, int T, int C,
+                        int NH) {
+  // One task per (batch, head) owns that head's slices of dq, dk and dv, so no
+  // two threads write the same element and nothing needs zeroing beforehand.
+  // The softmax backward uses dpre = a * (datt - sum(a * datt)), O(T) per row.
+  const int C3 = 3 * C, hs = C / NH;
+  const float scale = 1.0f / std::sqrt(float(hs));
+#pragma omp parallel if (std::int64_t(B) * NH * T * T * hs >= kParallelMin)
+  {
+    std::vector<float>& vt = thread_scratch(1);
+    std::vector<float>& dkv = thread_scratch(2);
+    std::vector<float>& row = thread_scratch(3);
+    vt.resize(std::size_t(hs) * T);
+    dkv.resize(std::size_t(2) * T * hs);
+    row.resize(std::size_t(2) * T + hs);
+#pragma omp for collapse(2) schedule(static)
+    for (int b = 0; b < B; ++b)
+      for (int h = 0; h < NH; ++h) {
+        const float* base = qkv + std::int64_t(b) * T * C3;
+        float* dbase = dqkv + std::int64_t(b) * T * C3;
+        for (int t2 = 0; t2 < T; ++t2) {
+          const float* v = base + std::int64_t(t2) * C3 + 2 * C + h * hs;
+          for (int i = 0; i < hs; ++i) vt[std::size_t(i) * T + t2] = v[i];
+        }
+        float* dk = dkv.data();
+        float* dv = dk + std::size_t(T) * hs;
+        std::fill(dkv.begin(), dkv.end(), 0.0f);
+        float* datt = row.data();
+        float* dq = datt + 2 * T;
+        for (int t = 0; t < T; ++t) {
+          const float* a = att + ((std::int64_t(b) * NH + h) * T + t) * T;
+          const float* dy = dout + (std::int64_t(b) * T + t) * C + h * hs;
+          const float* q = base + std::int64_t(t) * C3 + h * hs;
+          const int n = t + 1;
+#pragma omp simd
+          for (int t2 = 0; t2 < n; ++t2) datt[t2] = 0.0f;
+          for (int i = 0; i < hs; ++i) {
+            const float di = dy[i];
+            const float* vr = vt.data() + std::size_t(i) * T;
+#pragma omp simd
+            for (int t2 = 0; t2 < n; ++t2) datt[t2] += di * vr[t2];
+          }
+          for (int t2 = 0; t2 < n; ++t2) {
+            const float w = a[t2];
+            float* dvr = dv + std::size_t(t2) * hs;
+#pragma omp simd
+            for (int i = 0; i < hs; ++i) dvr[i] += w * dy[i];
+          }
+          float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+          for (int t2 = 0; t2 < n; ++t2) dot += a[t2] * datt[t2];
+          float* dpre = datt + T;
+#pragma omp simd
+          for (int t2 = 0; t2 < n; ++t2) dpre[t2] = a[t2] * (datt[t2] - dot) * scale;
+#pragma omp simd
+          for (int i = 0; i < hs; ++i) dq[i] = 0.0f;
+          for (int t2 = 0; t2 < n; ++t2) {
+            const float d = dpre[t2];
+            const float* k = base + std::int64_t(t2) * C3 + C + h * hs;
+            float* dkr = dk + std::size_t(t2) * hs;
+#pragma omp simd
+            for (int i = 0; i < hs; ++i) {
+              dq[i] += d * k[i];
+              dkr[i] += d * q[i];
+            }
+          }
+          float* dqo = dbase + std::int64_t(t) * C3 + h * hs;
+#pragma omp simd
+          for (int i = 0; i < hs; ++i) dqo[i] = dq[i];
+        }
+        for (int t2 = 0; t2 < T; ++t2) {
+          float* o = dbase + std::int64_t(t2) * C3 + h * hs;
+#pragma omp simd
+          for (int i = 0; i < hs; ++i) {
+            o[C + i] = dk[std::size_t(t2) * hs + i];
+            o[2 * C + i] = dv[std::size_t(t2) * hs + i];
+          }
+        }
+      }
+  }
+}
+
+// gelu(x) = 0.5 x (1 + tanh u) = x * sigmoid(2u), u = k (x + 0.044715 x^3):
+// the sigmoid form needs one exp and no cancellation near 1 + tanh u = 0.
+void gelu_forward(float* out, const float* inp, std::int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n >= kParallelMin)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float x = inp[i];
+    const float u = kGeluK * (x + 0.044715f * x * x * x);
+    out[i] = x * sigmoid_fast(2.0f * u);
+  }
+}
+
+// With s = sigmoid(2u): 0.5 (1 + tanh u) = s and sech^2 u = 4 s (1 - s), so
+// gelu'(x) = s + 2 x s (1 - s) k (1 + 3 * 0.044715 x^2).
+void gelu_backward_inplace(float* d, const float* inp, std::int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n >= kParallelMin)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float x = inp[i];
+    const float u = kGeluK * (x + 0.044715f * x * x * x);
+    const float s = sigmoid_fast(2.0f * u);
+    const float g = s + 2.0f * x * s * (1.0f - s) * kGeluK * (1.0f + 0.134145f * x * x);
+    d[i] *= g;
+  }
+}
+
+void residual_forward(float* out, const float* a, const float* b, std::int64_t n) {
+#pragma omp parallel for simd schedule(static) if (n >= kParallelMin)
+  for (std::int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+}
+
+void softmax_xent_forward(float* losses, float* lse, const float* logits, const int* targets, int N, int V,
+                          int Vp) {
+#pragma omp parallel for schedule(static) if (std::int64_t(N) * V >= kParallelMin)
+  for (int n = 0; n < N; ++n) {
+    const float* x = logits + std::int64_t(n) * Vp;
+    float mx = -INFINITY;
+#pragma omp simd reduction(max : mx)
+    for (int i = 0; i < V; ++i) mx = x[i] > mx ? x[i] : mx;
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int i = 0; i < V; ++i) s += exp_fast(x[i] - mx);
+    const float l = mx + std::log(s);
+    lse[n] = l;
+    losses[n] = l - x[targets[n]];
+  }
+}
+
+void softmax_xent_backward_inplace(float* logits, const float* lse, const int* targets, float dloss, int N, int V,
+                                   int Vp) {
+#pragma omp parallel for schedule(static) if (std::int64_t(N) * V >= kParallelMin)
+  for (int n = 0; n < N; ++n) {
+    float* x = logits + std::int64_t(n) * Vp;
+    const float l = lse[n];
+#pragma omp simd
+    for (int i = 0; i < V; ++i) x[i] = exp_fast(x[i] - l) * dloss;
+    x[targets[n]] -= dloss;
+#pragma omp simd
+    for (int i = V; i < Vp; ++i) x[i] = 0.0f;
+  }
+}
+
+}  // namespace flopwatt::gpt2::kernels

@@ -1,0 +1,144 @@
+#include "workloads/gpt2/linear.h"
+
+#include <bit>
+#include <cstring>
+
+#include "workloads/error.h"
+#include "workloads/gpt2/kernels.h"
+
+namespace flopwatt::gpt2 {
+
+namespace {
+
+std::string describe(const GemmDesc& d) {
+  return d.layout() + " " + std::string(to_string(d.dtype_in)) + " M=" + std::to_string(d.M) +
+         " N=" + std::to_string(d.N) + " K=" + std::to_string(d.K);
+}
+
+// rows x cols (leading dimension ld) -> cols x rows, packed.
+template <typename E>
+void transpose(E* out, const E* in, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+  constexpr std::int64_t kTile = 32;
+#pragma omp parallel for collapse(2) schedule(static) if (rows * cols >= (1 << 16))
+  for (std::int64_t r0 = 0; r0 < rows; r0 += kTile)
+    for (std::int64_t c0 = 0; c0 < cols; c0 += kTile)
+      for (std::int64_t r = r0; r < std::min(rows, r0 + kTile); ++r)
+        for (std::int64_t c = c0; c < std::min(cols, c0 + kTile); ++c) out[c * rows + r] = in[r * ld + c];
+}
+
+}  // namespace
+
+void convert_to_bf16(bf16_t* out, const float* in, std::int64_t n) {
+  // Same rounding as f32_to_bf16 in dtype.h, written without a branch so it vectorizes.
+#pragma omp parallel for simd schedule(static) if (n >= (1 << 16))
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::uint32_t u = std::bit_cast<std::uint32_t>(in[i]);
+    const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
+    const std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    out[i] = static_cast<bf16_t>(nan ? ((u >> 16) | 0x40u) : rounded);
+  }
+}
+
+GemmRunner::GemmRunner(Backend& backend, DType dtype) : backend_(backend), dtype_(dtype) {
+  GemmDesc probe;
+  probe.M = probe.N = probe.K = 64;
+  probe.dtype_in = dtype;
+  if (!backend_.supports(probe))
+    throw InputError("--gemm-backend " + backend_.name(),
+                     "does not run " + std::string(to_string(dtype)) + " GEMMs (" + describe(probe) + ")",
+                     dtype == DType::F32 ? "pass --dtype bf16, or pick a backend listed by `flopwatt backends`"
+                                         : "pass --dtype fp32, or pick a backend listed by `flopwatt backends`");
+}
+
+const bf16_t* GemmRunner::to_bf16(const float* x, std::int64_t n, int slot) {
+  auto& buf = conv_[slot];
+  if (static_cast<std::int64_t>(buf.size()) < n) buf.resize(static_cast<std::size_t>(n));
+  convert_to_bf16(buf.data(), x, n);
+  return buf.data();
+}
+
+void GemmRunner::gemm(const GemmDesc& d0, const void* A, const void* B, void* C) {
+  GemmDesc d = d0;
+  if (!backend_.supports(d)) {
+    // Fall back to NN with explicit transposes (counted in the op's time).
+    GemmDesc nn = d;
+    nn.trans_a = nn.trans_b = false;
+    nn.lda = nn.ldb = 0;
+    if (!(d.trans_a || d.trans_b) || !backend_.supports(nn))
+      throw InputError("--gemm-backend " + backend_.name(),
+                       "does not support the " + describe(d) + " GEMM that gpt2 needs",
+                       "pick a backend listed by `flopwatt backends` that runs this layout and dtype");
+    const std::size_t e = dtype_size(d.dtype_in);
+    if (d.trans_a) {
+      auto& buf = trans_[0];
+      buf.resize(std::size_t(d.M) * d.K * e);
+      if (e == 4) transpose(reinterpret_cast<float*>(buf.data()), static_cast<const float*>(A), d.K, d.M, d.eff_lda());
+      else transpose(reinterpret_cast<bf16_t*>(buf.data()), static_cast<const bf16_t*>(A), d.K, d.M, d.eff_lda());
+      A = buf.data();
+    }
+    if (d.trans_b) {
+      auto& buf = trans_[1];
+      buf.resize(std::size_t(d.K) * d.N * e);
+      if (e == 4) transpose(reinterpret_cast<float*>(buf.data()), static_cast<const float*>(B), d.N, d.K, d.eff_ldb());
+      else transpose(reinterpret_cast<bf16_t*>(buf.data()), static_cast<const bf16_t*>(B), d.N, d.K, d.eff_ldb());
+      B = buf.data();
+    }
+    nn.ldc = d.ldc;
+    d = nn;
+  }
+  const std::int64_t t0 = Profiler::now_ns();
+  backend_.gemm(d, A, B, C);
+  const std::int64_t t1 = Profiler::now_ns();
+  if (!prof_) return;
+  if (auto bd = backend_.last_breakdown()) {
+    Breakdown& tot = prof_->breakdown_total;
+    tot.copy_in += bd->copy_in;
+    tot.compute += bd->compute;
+    tot.copy_out += bd->copy_out;
+    tot.submit += bd->submit;
+    tot.reconfigure += bd->reconfigure;
+    ++prof_->breakdown_calls;
+    if (backend_.simulated()) {
+      // A simulated device's time is its model's figure, not the host's time to simulate it.
+      const double sim_s = bd->copy_in + bd->compute + bd->copy_out + bd->submit + bd->reconfigure;
+      prof_->sim_adjust_ns += static_cast<std::int64_t>(sim_s * 1e9) - (t1 - t0);
+    }
+  }
+}
+
+void GemmRunner::forward(float* out, const float* inp, const float* W, const bf16_t* W16, const float* bias, int N,
+                         int K, int OC) {
+  GemmDesc d;
+  d.M = N;
+  d.N = OC;
+  d.K = K;
+  d.trans_b = true;
+  d.dtype_in = dtype_;
+  if (dtype_ == DType::BF16) gemm(d, to_bf16(inp, std::int64_t(N) * K, 0), W16, out);
+  else gemm(d, inp, W, out);
+  if (bias) kernels::bias_forward(out, bias, N, OC);
+}
+
+void GemmRunner::backward(float* dinp, float* dW, float* dbias, const float* dout, const float* inp, const float* W,
+                          const bf16_t* W16, int N, int K, int OC, bool accumulate_dW) {
+  const bool bf16 = dtype_ == DType::BF16;
+  const void* dout_op = bf16 ? static_cast<const void*>(to_bf16(dout, std::int64_t(N) * OC, 0)) : dout;
+  const void* inp_op = bf16 ? static_cast<const void*>(to_bf16(inp, std::int64_t(N) * K, 1)) : inp;
+  GemmDesc dx;  // dinp(N,K) = dout(N,OC) W(OC,K)
+  dx.M = N;
+  dx.N = K;
+  dx.K = OC;
+  dx.dtype_in = dtype_;
+  gemm(dx, dout_op, bf16 ? static_cast<const void*>(W16) : W, dinp);
+  GemmDesc dw;  // dW(OC,K) = dout^T inp: A = dout stored (N,OC), read transposed
+  dw.M = OC;
+  dw.N = K;
+  dw.K = N;
+  dw.trans_a = true;
+  dw.beta = accumulate_dW ? 1.0f : 0.0f;
+  dw.dtype_in = dtype_;
+  gemm(dw, dout_op, inp_op, dW);
+  if (dbias) kernels::bias_backward(dbias, dout, N, OC);
+}
+
+}  // namespace flopwatt::gpt2
