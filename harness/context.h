@@ -1,0 +1,17 @@
+// The run context: what machine, kernel, settings and libraries produced the
+// figures (DESIGN.md "Record the context").
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "workloads/backend.h"
+
+namespace flopwatt {
+
+// root: filesystem root for /proc and /sys reads ("/" normally, a fixture tree in tests).
+nlohmann::json collect_context(const std::string& root, const std::vector<const Backend*>& backends);
+std::string read_first_line(const std::string& path);  // "" when unreadable
+
+}  // namespace flopwatt

@@ -1,0 +1,174 @@
+#include "harness/energy.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <sstream>
+#include <thread>
+
+#include "harness/timing.h"
+#include "workloads/error.h"
+
+namespace flopwatt {
+
+struct EnergyMeter::Impl {
+  PowerOptions opts;
+  std::vector<power::SourceStatus> status;
+  std::unique_ptr<power::Sampler> sampler;
+  std::map<std::string, double> idle_w;
+  std::optional<std::string> headline;
+  bool running = false;
+};
+
+namespace {
+
+// Wider domains contain narrower ones; the headline defaults to the widest.
+int domain_rank(const std::string& d) {
+  static const char* order[] = {"wall", "battery", "psys", "package", "npu", "core", "uncore", "dram"};
+  for (int i = 0; i < int(std::size(order)); ++i)
+    if (d == order[i]) return i;
+  return 100;
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> v;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) v.push_back(item);
+  return v;
+}
+
+}  // namespace
+
+EnergyMeter::EnergyMeter(const PowerOptions& o) : impl_(std::make_unique<Impl>()) {
+  impl_->opts = o;
+  if (impl_->opts.sysfs_root.empty()) {
+    const char* env = std::getenv("FLOPWATT_SYSFS_ROOT");
+    impl_->opts.sysfs_root = env && *env ? env : "/";
+  }
+  if (o.power == "none") return;
+  power::DiscoverOptions d;
+  d.root = impl_->opts.sysfs_root;
+  d.power_log = o.power_log;
+  if (o.power != "auto") d.select = split_list(o.power);
+  power::Discovery disc = power::discover(d);
+  impl_->status = std::move(disc.status);
+  if (!d.select.empty()) {
+    for (const auto& want : d.select) {
+      bool found = false;
+      for (const auto& s : impl_->status) found = found || s.id.rfind(want, 0) == 0;
+      if (!found)
+        throw InputError("--power " + want, "no such power source",
+                         "run `flopwatt sources` to list ids, or use --power auto|none");
+    }
+  }
+  std::vector<const power::PowerSource*> avail;
+  for (const auto& s : disc.sources) avail.push_back(s.get());
+  const power::PowerSource* best = nullptr;
+  for (const auto* s : avail) {
+    const bool wanted = o.headline_domain.empty() || s->domain() == o.headline_domain;
+    if (wanted && (!best || domain_rank(s->domain()) < domain_rank(best->domain()))) best = s;
+  }
+  if (!o.headline_domain.empty() && !best && !avail.empty())
+    throw InputError("--headline-domain " + o.headline_domain, "no available source has this domain",
+                     "pick one listed by `flopwatt sources`");
+  if (best) impl_->headline = best->id();
+  if (!disc.sources.empty())
+    impl_->sampler = std::make_unique<power::Sampler>(std::move(disc.sources), o.sample_period_s);
+}
+
+EnergyMeter::~EnergyMeter() { stop(); }
+
+bool EnergyMeter::active() const { return impl_->sampler != nullptr; }
+
+std::vector<PowerSourceInfo> EnergyMeter::source_infos() const {
+  std::vector<PowerSourceInfo> v;
+  for (const auto& s : impl_->status) {
+    PowerSourceInfo p;
+    p.id = s.id;
+    p.domain = s.domain;
+    p.kind = power::to_string(s.kind);
+    p.available = s.available;
+    if (!s.reason.empty()) p.reason = s.reason;
+    if (!s.fix.empty()) p.fix = s.fix;
+    if (s.update_interval_s > 0) p.update_interval_s = s.update_interval_s;
+    p.contains = s.contains;
+    v.push_back(std::move(p));
+  }
+  if (impl_->sampler)  // the interval the sources themselves report once opened
+    for (const auto& src : impl_->sampler->sources())
+      for (auto& p : v)
+        if (p.id == src->id()) p.update_interval_s = src->update_interval_s();
+  return v;
+}
+
+std::optional<std::string> EnergyMeter::headline_source() const { return impl_->headline; }
+
+double EnergyMeter::slowest_gauge_interval_s() const {
+  double m = 0;
+  if (impl_->sampler)
+    for (const auto& s : impl_->sampler->sources())
+      if (s->kind() == power::Kind::Gauge) m = std::max(m, s->update_interval_s());
+  return m;
+}
+
+void EnergyMeter::start() {
+  if (impl_->sampler && !impl_->running) {
+    impl_->sampler->start();
+    impl_->running = true;
+  }
+}
+
+void EnergyMeter::stop() {
+  if (impl_->sampler && impl_->running) {
+    impl_->sampler->stop();
+    impl_->running = false;
+  }
+}
+
+void EnergyMeter::measure_idle(Run& run) {
+  if (!impl_->sampler || impl_->opts.idle_s <= 0) return;
+  start();
+  const std::int64_t t0 = now_ns();
+  std::this_thread::sleep_for(std::chrono::duration<double>(impl_->opts.idle_s));
+  const std::int64_t t1 = now_ns();
+  for (const auto& s : impl_->sampler->sources()) {
+    const power::WindowEnergy w = impl_->sampler->energy(s->id(), t0, t1);
+    impl_->idle_w[s->id()] = w.avg_power_w;
+    run.idle[s->id()] = IdleFigure{w.avg_power_w, double(t1 - t0) * 1e-9};
+  }
+}
+
+std::map<std::string, EnergyFigures> EnergyMeter::window(std::int64_t t0, std::int64_t t1, double flop) {
+  std::map<std::string, EnergyFigures> out;
+  if (!impl_->sampler || t1 <= t0) return out;
+  const double dt = double(t1 - t0) * 1e-9;
+  for (const auto& s : impl_->sampler->sources()) {
+    const power::WindowEnergy w = impl_->sampler->energy(s->id(), t0, t1);
+    EnergyFigures f;
+    f.j = w.j;
+    f.avg_power_w = w.avg_power_w;
+    if (w.j > 0 && flop > 0) f.flop_per_j = flop / w.j;
+    if (auto it = impl_->idle_w.find(s->id()); it != impl_->idle_w.end()) {
+      double net = w.j - it->second * dt;
+      if (net < 0) {  // noise around the idle level; an energy is never negative
+        f.why_low = "gross energy below idle power x time";
+        net = 0;
+      }
+      f.net_j = net;
+      if (net > 0 && flop > 0) f.flop_per_j_net = flop / net;
+    }
+    if (w.low_confidence) f.why_low = f.why_low.empty() ? w.why_low : w.why_low + "; " + f.why_low;
+    f.confidence = f.why_low.empty() ? "ok" : "low";
+    out[s->id()] = f;
+  }
+  return out;
+}
+
+std::vector<power::SourceSamples> EnergyMeter::drain_samples() {
+  return impl_->sampler ? impl_->sampler->drain_samples() : std::vector<power::SourceSamples>{};
+}
+
+std::int64_t EnergyMeter::now_ns() { return monotonic_ns(); }
+
+}  // namespace flopwatt

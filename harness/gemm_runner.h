@@ -1,0 +1,38 @@
+// The GEMM workload: for each shape and backend, verify once against
+// cpu:reference, then time with rotated input buffers and join with energy.
+#pragma once
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "harness/energy.h"
+#include "harness/session.h"
+#include "harness/timing.h"
+#include "workloads/shapes.h"
+
+namespace flopwatt {
+
+struct GemmRunOptions {
+  std::vector<GemmShape> shapes;
+  DType dtype = DType::F32;
+  TimingOptions timing;
+  bool lengthen_for_gauges = true;      // the user did not fix --min-time
+  std::optional<double> peak_flop_per_s;  // for fraction_of_peak
+  std::size_t rotate_bytes = 0;         // 0: twice the last-level cache
+};
+
+// Called after each measurement (progress display); may be empty.
+using MeasurementCallback = std::function<void(const Measurement&, std::size_t done, std::size_t total)>;
+
+// Runs every (shape, backend) pair; unavailable or unsupported pairs become
+// rows with `skipped` set. Stops early (leaving the session valid) when
+// g_interrupted is set. Returns false when interrupted.
+bool run_gemm_suite(const std::vector<Backend*>& backends, const GemmRunOptions& o, Session& session,
+                    EnergyMeter& meter, const MeasurementCallback& on_measurement);
+
+// Relative Frobenius error ||got - ref|| / ||ref||; +inf when either has a NaN
+// or Inf, so a broken kernel never passes.
+double rel_frobenius_error(const float* got, const float* ref, std::size_t n);
+double verify_tolerance(DType in);  // 1e-4 fp32, 1e-2 bf16
+
+}  // namespace flopwatt

@@ -1,0 +1,92 @@
+// The in-memory Run every reporter writes from (DESIGN.md "CLI and report contract").
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "workloads/backend.h"
+
+namespace flopwatt {
+
+struct TimeStats {
+  double median = 0, p10 = 0, p90 = 0, total = 0, mean = 0, min = 0, max = 0;
+  double ci95_lo = 0, ci95_hi = 0;  // 95% CI of the median (order statistics)
+};
+
+struct EnergyFigures {
+  double j = 0;
+  double avg_power_w = 0;
+  std::optional<double> net_j;           // j - idle power x time, when an idle baseline exists
+  std::optional<double> flop_per_j;
+  std::optional<double> flop_per_j_net;
+  std::string confidence = "ok";         // "ok" | "low"
+  std::string why_low;
+};
+
+struct Shape {
+  std::int64_t M = 0, N = 0, K = 0;
+};
+
+struct Measurement {
+  std::string workload;                  // "gemm" | "gpt2"
+  std::string op;
+  std::optional<std::string> pass;       // "fwd" | "bwd" | "opt"
+  std::optional<int> layer;
+  std::optional<int> step;
+  std::string backend;
+  std::string dtype = "fp32";
+  std::optional<Shape> shape;
+  std::optional<std::string> layout;     // "NN", "NT", "TN", "TT" for GEMMs
+  std::optional<int> count_per_step;     // how often a GEMM occurs in one training step
+  std::optional<int> threads;           // OpenMP threads of the host side
+  bool simulated = false;
+  int reps = 0;
+  TimeStats time_s;
+  std::vector<double> rep_times_s;       // every repetition, kept
+  double flop = 0;                       // per repetition
+  std::optional<double> bytes;           // analytic bytes moved per repetition
+  double flop_per_s = 0;
+  std::optional<double> fraction_of_peak;
+  std::optional<bool> verified;
+  std::optional<double> verify_rel_err;
+  std::optional<double> loss;
+  std::optional<Breakdown> breakdown_s;
+  std::map<std::string, EnergyFigures> energy;  // by source id
+  std::optional<std::string> skipped;    // reason, when the configuration could not run
+};
+
+struct PowerSourceInfo {
+  std::string id, domain, kind;
+  bool available = false;
+  std::optional<std::string> reason, fix;
+  std::optional<double> update_interval_s;
+  bool simulated = false;
+  std::vector<std::string> contains;
+};
+
+struct IdleFigure {
+  double power_w = 0, duration_s = 0;
+};
+
+struct Run {
+  int schema_version = 1;
+  std::string flopwatt_version;
+  std::string run_id;
+  bool complete = false;
+  nlohmann::json context = nlohmann::json::object();
+  std::vector<PowerSourceInfo> power_sources;
+  std::map<std::string, IdleFigure> idle;
+  std::optional<std::string> headline_source;  // the source id the headline FLOP/J uses
+  std::vector<Measurement> measurements;
+};
+
+nlohmann::json to_json(const Measurement& m);
+nlohmann::json to_json(const Run& r);
+Measurement measurement_from_json(const nlohmann::json& j);
+Run run_from_json(const nlohmann::json& j);
+
+}  // namespace flopwatt

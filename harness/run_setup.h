@@ -1,0 +1,33 @@
+// What every `run ...` command does around its workload: context, output
+// directory, power sampler and idle baseline before; final write after.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/commands.h"
+#include "harness/energy.h"
+#include "harness/session.h"
+
+namespace flopwatt {
+
+struct OpenRun {
+  std::unique_ptr<EnergyMeter> meter;
+  std::unique_ptr<Session> session;
+};
+
+// Builds the Run header (context incl. `extra_context`, power sources), creates
+// the output directory, starts sampling and measures the idle baseline.
+// Throws InputError for a bad --out or --power.
+OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& backends,
+                 const nlohmann::json& extra_context);
+// Stops sampling, writes the remaining samples and the final run.json.
+void close_run(OpenRun& r, bool complete);
+
+// Peak FLOP/s of this machine at the current thread count for a dtype, measured
+// with a short SIMD loop (cpu/peak.h); nullopt when it cannot be measured.
+std::optional<double> quick_peak(DType dtype);
+
+}  // namespace flopwatt

@@ -1,0 +1,54 @@
+// One background thread samples every source at a fixed period (each no faster
+// than its own update rate); the measuring thread asks for the energy of a
+// [t0, t1] window afterwards.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "power/source.h"
+
+namespace flopwatt::power {
+
+struct WindowEnergy {
+  double j = 0;            // energy over the window (never negative)
+  double avg_power_w = 0;  // j / duration
+  bool low_confidence = false;
+  std::string why_low;     // "window 0.8 s < 3 x 1.0 s update interval", "sampling gap 45 ms"
+  std::size_t samples = 0; // samples inside the window
+};
+
+struct SourceSamples {
+  std::string id;
+  std::string unit;
+  std::vector<Sample> samples;
+};
+
+class Sampler {
+ public:
+  Sampler(std::vector<std::unique_ptr<PowerSource>> sources, double period_s = 0.010);
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  void start();
+  void stop();  // joins the thread and takes one last sample of every source
+  bool running() const;
+  double period_s() const;
+  static std::int64_t now_ns();  // CLOCK_MONOTONIC, the clock of every sample
+
+  const std::vector<std::unique_ptr<PowerSource>>& sources() const;
+  // Energy of each source over [t0_ns, t1_ns]; waits until the sampler has a
+  // sample past t1 (or the source's update interval elapsed) before answering.
+  WindowEnergy energy(const std::string& source_id, std::int64_t t0_ns, std::int64_t t1_ns);
+  // Samples taken since the last drain, per source (for samples.csv, written incrementally).
+  std::vector<SourceSamples> drain_samples();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace flopwatt::power

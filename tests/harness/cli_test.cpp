@@ -1,0 +1,132 @@
+// End-to-end tests of the flopwatt binary: exit codes, one-line errors,
+// schema-valid reports, and an interrupted run that leaves valid files.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  return std::string((std::istreambuf_iterator<char>(f)), {});
+}
+
+fs::path temp_dir(const std::string& tag) {
+  const fs::path d = fs::temp_directory_path() / ("flopwatt_cli_" + tag + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+Result run(const std::string& args) {
+  const fs::path d = temp_dir("io");
+  const std::string cmd = std::string(FLOPWATT_BINARY) + " " + args + " >" + (d / "out").string() + " 2>" +
+                          (d / "err").string() + " </dev/null";
+  const int st = std::system(cmd.c_str());
+  Result r{WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(d / "out"), slurp(d / "err")};
+  fs::remove_all(d);
+  return r;
+}
+
+int count_lines(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }
+
+// A bad flag gives exit 2 and exactly one stderr line that names the flag.
+void expect_usage_error(const std::string& args, const std::string& names) {
+  Result r = run(args);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(names), std::string::npos) << r.err;
+}
+
+TEST(Cli, BadInputExitsTwoWithOneLine) {
+  const std::string base = "run gemm --idle 0 --no-peak --min-time 0 --min-reps 1 ";
+  expect_usage_error(base + "--backend cpu:nope --shapes 2,2,2", "--backend");
+  expect_usage_error(base + "--shapes 1,2", "--shapes");
+  expect_usage_error(base + "--shapes 1,-2,3", "--shapes");
+  expect_usage_error(base + "--shapes 4,4,4,XY", "--shapes");
+  expect_usage_error(base + "--shapes 2,2,2 --dtype fp8", "--dtype");
+  expect_usage_error("run gemm --idle 0 --min-time -1 --shapes 2,2,2", "--min-time");
+  expect_usage_error(base + "--shapes 2,2,2 --out /proc/flopwatt/nope", "--out");
+  expect_usage_error(base + "--shapes 2,2,2 --power no-such-source", "--power");
+  expect_usage_error("run gemm --no-such-flag", "--no-such-flag");
+  expect_usage_error("frobnicate", "frobnicate");
+}
+
+TEST(Cli, BackendsListsEveryBackendWithStatus) {
+  Result r = run("backends");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("cpu:reference"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("available"), std::string::npos);
+}
+
+TEST(Cli, GemmRunWritesSchemaValidReport) {
+  const fs::path d = temp_dir("report");
+  Result r = run("run gemm --backend cpu:reference --shapes '7,5,3;65,1,257,TN' --min-time 0 --min-reps 3 --idle 0 "
+                 "--no-peak --out " + d.string());
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const auto j = nlohmann::json::parse(slurp(d / "run.json"));
+  EXPECT_TRUE(j["complete"].get<bool>());
+  ASSERT_EQ(j["measurements"].size(), 2u);
+  EXPECT_EQ(j["measurements"][1]["layout"], "TN");
+  EXPECT_EQ(j["measurements"][0]["shape"]["M"], 7);
+  EXPECT_EQ(j["measurements"][0]["flop"].get<double>(), 2.0 * 7 * 5 * 3);
+  EXPECT_EQ(count_lines(slurp(d / "measurements.csv")), 3);
+  EXPECT_TRUE(fs::exists(d / "samples.csv"));
+  // Validate against the published schema with Debian's python3-jsonschema.
+  const std::string cmd = "/usr/bin/python3 -c \"import json,sys,jsonschema; "
+                          "jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))\" " +
+                          (d / "run.json").string() + " " + FLOPWATT_SOURCE_DIR "/results/schema/run.schema.json";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << "run.json does not match results/schema/run.schema.json";
+  fs::remove_all(d);
+}
+
+TEST(Cli, InterruptedRunLeavesValidPartialReport) {
+  const fs::path d = temp_dir("sigint");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string out = d.string();
+    freopen("/dev/null", "w", stdout);
+    execl(FLOPWATT_BINARY, FLOPWATT_BINARY, "run", "gemm", "--backend", "cpu:reference", "--shapes",
+          "3,3,3;160,160,160;160,160,160;160,160,160;160,160,160", "--min-time", "1", "--min-reps", "1", "--idle", "0", "--no-peak", "--out",
+          out.c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  // Wait until the first measurement is on disk, then interrupt the second.
+  bool started = false;
+  for (int i = 0; i < 600 && !started; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    try {
+      started = nlohmann::json::parse(slurp(d / "run.json"))["measurements"].size() >= 1;
+    } catch (...) {
+    }
+  }
+  ASSERT_TRUE(started);
+  kill(pid, SIGINT);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 130);
+  const auto j = nlohmann::json::parse(slurp(d / "run.json"));
+  EXPECT_FALSE(j["complete"].get<bool>());
+  EXPECT_GE(j["measurements"].size(), 1u);
+  EXPECT_LT(j["measurements"].size(), 5u);
+  fs::remove_all(d);
+}
+
+}  // namespace
