@@ -1,0 +1,194 @@
+#include "power/battery.h"
+
+#include <cmath>
+#include <memory>
+
+#include "power/clock.h"
+#include "power/power_state.h"
+#include "power/source_base.h"
+#include "power/sysfs.h"
+
+namespace flopwatt::power {
+
+namespace {
+
+// Firmware refreshes battery readings every 1-15 s; the source measures its own.
+constexpr double kPowerNominalS = 1.0;
+constexpr double kEnergyNominalS = 10.0;
+
+// Instantaneous power: power_now (uW), else current_now (uA) x voltage_now (uV).
+// Drivers disagree on the sign; the magnitude is what the battery delivers
+// (discharging) or takes (charging), which discovery states.
+class BatteryPowerSource final : public SourceBase {
+ public:
+  BatteryPowerSource(std::string id, std::string dir, bool use_power_now)
+      : SourceBase(std::move(id), "battery", Kind::Gauge, kPowerNominalS),
+        power_(join_path(dir, "power_now")), current_(join_path(dir, "current_now")),
+        voltage_(join_path(dir, "voltage_now")), use_power_now_(use_power_now) {}
+
+  std::optional<Sample> read() override {
+    const std::int64_t a = monotonic_ns();
+    std::int64_t p = 0, i = 0, v = 0;
+    int err = 0;
+    double w = 0;
+    if (use_power_now_) {
+      if (!read_i64_file(power_.c_str(), p, err)) return fail(power_, err);
+      w = std::fabs(double(p)) * 1e-6;
+    } else {
+      if (!read_i64_file(current_.c_str(), i, err)) return fail(current_, err);
+      if (!read_i64_file(voltage_.c_str(), v, err)) return fail(voltage_, err);
+      w = std::fabs(double(i)) * std::fabs(double(v)) * 1e-12;
+    }
+    const std::int64_t t = midpoint_ns(a, monotonic_ns());
+    clear_error();
+    tracker_.observe(w, t);
+    return Sample{t, w};
+  }
+
+ private:
+  std::optional<Sample> fail(const std::string& path, int err) {
+    set_error(path + ": " + errno_text(err));
+    return std::nullopt;
+  }
+  std::string power_, current_, voltage_;
+  bool use_power_now_;
+};
+
+// Average power between two changes of energy_now (uWh), or of charge_now (uAh)
+// times voltage_now. Coarser and slower than power_now, but it is what the
+// fuel gauge integrates itself, so it does not miss short spikes.
+class BatteryEnergySource final : public SourceBase {
+ public:
+  BatteryEnergySource(std::string id, std::string dir, bool use_energy_now)
+      : SourceBase(std::move(id), "battery", Kind::Gauge, kEnergyNominalS),
+        energy_(join_path(dir, "energy_now")), charge_(join_path(dir, "charge_now")),
+        voltage_(join_path(dir, "voltage_now")), use_energy_(use_energy_now) {}
+
+  std::optional<Sample> read() override {
+    std::int64_t raw = 0, v = 0;
+    int err = 0;
+    const std::int64_t a = monotonic_ns();
+    const std::string& path = use_energy_ ? energy_ : charge_;
+    if (!read_i64_file(path.c_str(), raw, err)) {
+      set_error(path + ": " + errno_text(err));
+      return std::nullopt;
+    }
+    // Charge to energy at the present voltage; only charge changes count as
+    // updates, since the voltage moves with every load step.
+    double per_unit_j = 3.6e-3;  // 1 uWh
+    if (!use_energy_) {
+      if (!read_i64_file(voltage_.c_str(), v, err)) {
+        set_error(voltage_ + ": " + errno_text(err));
+        return std::nullopt;
+      }
+      per_unit_j = double(v) * 1e-6 * 3.6e-3;  // 1 uAh at v uV
+    }
+    const std::int64_t t = midpoint_ns(a, monotonic_ns());
+    clear_error();
+    tracker_.observe(double(raw), t);
+    if (!have_raw_) {
+      have_raw_ = true;
+      raw_ = raw;
+      return std::nullopt;
+    }
+    if (raw != raw_) {
+      if (have_change_) {
+        const double dt = double(t - change_t_) * 1e-9;
+        if (dt > 0) {
+          watts_ = std::fabs(double(raw - change_raw_)) * per_unit_j / dt;
+          have_watts_ = true;
+        }
+      }
+      // The value before the first change was set at an unknown time, so the
+      // first estimate needs two observed changes.
+      have_change_ = true;
+      change_raw_ = raw;
+      change_t_ = t;
+      raw_ = raw;
+    }
+    if (!have_watts_) return std::nullopt;
+    return Sample{t, watts_};
+  }
+
+ private:
+  std::string energy_, charge_, voltage_;
+  bool use_energy_;
+  bool have_raw_ = false, have_change_ = false, have_watts_ = false;
+  std::int64_t raw_ = 0, change_raw_ = 0, change_t_ = 0;
+  double watts_ = 0;
+};
+
+bool readable_int(const std::string& path, int* err = nullptr) { return read_int(path, err).has_value(); }
+
+}  // namespace
+
+void probe_battery(const std::string& root, Discovery& d) {
+  const std::string base = under_root(root, "/sys/class/power_supply");
+  auto none = [&](std::string reason) {
+    SourceStatus s;
+    s.id = "battery:*";
+    s.domain = "battery";
+    s.kind = Kind::Gauge;
+    s.reason = std::move(reason);
+    s.fix = "none: only a laptop running on its battery has this source; use RAPL or an external meter";
+    d.status.push_back(std::move(s));
+  };
+  int found = 0;
+  for (const auto& n : list_dir(base)) {
+    const std::string dir = join_path(base, n);
+    if (read_trimmed(join_path(dir, "type")).value_or("") != "Battery") continue;
+    if (read_trimmed(join_path(dir, "scope")).value_or("") == "Device") continue;  // mouse, headset
+    ++found;
+    const BatteryStatus st = parse_battery_status(read_trimmed(join_path(dir, "status")).value_or(""));
+    std::string status_note = std::string("status ") + to_string(st);
+    if (st == BatteryStatus::Charging)
+      status_note += ": while charging the value is the power going into the battery, not the machine's draw";
+    else if (st != BatteryStatus::Discharging)
+      status_note += ": on mains the battery carries little or no current, so this is not the machine's draw";
+
+    SourceStatus g;
+    g.id = "battery:" + n;
+    g.domain = "battery";
+    g.kind = Kind::Gauge;
+    g.update_interval_s = kPowerNominalS;
+    int e1 = 0, e2 = 0, e3 = 0;
+    const bool has_power = readable_int(join_path(dir, "power_now"), &e1);
+    const bool has_cv = readable_int(join_path(dir, "current_now"), &e2) && readable_int(join_path(dir, "voltage_now"), &e3);
+    if (has_power || has_cv) {
+      g.available = true;
+      g.note = std::string(has_power ? "power_now" : "current_now x voltage_now") + "; " + status_note;
+      d.sources.push_back(std::make_unique<BatteryPowerSource>(g.id, dir, has_power));
+    } else {
+      g.reason = "battery " + n + " reports neither power_now nor current_now and voltage_now";
+      g.fix = "none: use battery-energy:" + n + " (energy_now differences) if listed";
+    }
+    d.status.push_back(g);
+
+    SourceStatus e;
+    e.id = "battery-energy:" + n;
+    e.domain = "battery";
+    e.kind = Kind::Gauge;
+    e.update_interval_s = kEnergyNominalS;
+    const bool has_energy = readable_int(join_path(dir, "energy_now"));
+    const bool has_charge = readable_int(join_path(dir, "charge_now")) && readable_int(join_path(dir, "voltage_now"));
+    if (has_energy || has_charge) {
+      e.available = true;
+      e.note = std::string(has_energy ? "energy_now" : "charge_now x voltage_now") +
+               " differences: first value after two changes; " + status_note;
+      d.sources.push_back(std::make_unique<BatteryEnergySource>(e.id, dir, has_energy));
+    } else {
+      e.reason = "battery " + n + " reports neither energy_now nor charge_now and voltage_now";
+      e.fix = "none: use battery:" + n;
+    }
+    d.status.push_back(std::move(e));
+    if (g.available && e.available) {
+      // Both measure the same battery: never add them.
+      d.status[d.status.size() - 2].note += "; same battery as battery-energy:" + n;
+    }
+  }
+  if (!found)
+    none(is_directory(base) ? "no battery in " + base + " (a desktop, a server or a virtual machine)"
+                            : "no " + base);
+}
+
+}  // namespace flopwatt::power

@@ -1,0 +1,53 @@
+// An external meter (a wall-socket logger, a lab supply) delivering
+// `t_seconds,watts` lines through a file or a FIFO. A header states the clock:
+//   # clock: realtime   (seconds since the epoch, CLOCK_REALTIME)
+//   # clock: relative   (seconds since flopwatt opened the log)
+// Domain `wall`: everything behind the plug.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "power/config_error.h"
+#include "power/source.h"
+
+namespace flopwatt::power {
+
+// Turns log text into monotonic-clock samples; throws ConfigError naming the
+// file and line on anything it cannot read.
+class PowerLogParser {
+ public:
+  // opened_mono_ns: the moment "relative" time 0 refers to.
+  PowerLogParser(std::string path, std::int64_t opened_mono_ns);
+  // Feeds a chunk (may end mid-line); appends complete samples to out.
+  void feed(const char* data, std::size_t n, std::vector<Sample>& out);
+  // Parses a final line without a newline (end of a finished file).
+  void finish(std::vector<Sample>& out);
+  bool has_clock() const { return clock_ != Clock::Unknown; }
+  std::size_t dropped_out_of_order() const { return dropped_; }
+
+ private:
+  enum class Clock { Unknown, Realtime, Relative };
+  void line(const std::string& l, std::vector<Sample>& out);
+  std::string path_;
+  std::int64_t opened_mono_ns_;
+  std::int64_t real_minus_mono_ns_;
+  Clock clock_ = Clock::Unknown;
+  std::string partial_;
+  std::size_t line_no_ = 0;
+  std::int64_t last_t_ = INT64_MIN;
+  std::size_t dropped_ = 0;
+};
+
+// "external:" + the file name without directory and extension.
+std::string external_source_id(const std::string& path);
+
+// Validates what the log holds now (a FIFO is only opened, never consumed);
+// throws ConfigError for a missing file, a missing clock header or a malformed line.
+void check_power_log(const std::string& path);
+
+// Opens the log as a source; throws ConfigError like check_power_log.
+std::unique_ptr<PowerSource> open_power_log(const std::string& path);
+
+}  // namespace flopwatt::power

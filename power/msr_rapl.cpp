@@ -1,0 +1,285 @@
+#include "power/msr_rapl.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+
+#include "power/clock.h"
+#include "power/counter_unwrap.h"
+#include "power/source_base.h"
+#include "power/sysfs.h"
+
+namespace flopwatt::power {
+
+namespace {
+
+constexpr double kRaplUpdateS = 0.001;
+constexpr std::uint64_t kModulus32 = 1ull << 32;
+
+bool pread_msr(int fd, std::uint32_t reg, std::uint64_t& v, int& err) {
+  ssize_t n;
+  do n = ::pread(fd, &v, sizeof v, off_t(reg));
+  while (n < 0 && errno == EINTR);
+  if (n == ssize_t(sizeof v)) return true;
+  err = n < 0 ? errno : EIO;  // a short read: the register is past the end of a fixture file
+  return false;
+}
+
+std::string hex(std::uint32_t v) {
+  std::ostringstream s;
+  s << "0x" << std::uppercase << std::hex << v;
+  return s.str();
+}
+
+// One domain: a 32-bit energy status register on one or more CPUs (AMD core
+// energy is per physical core; the domain is their sum, each unwrapped alone).
+class MsrSource final : public SourceBase {
+ public:
+  MsrSource(std::string id, std::string domain, std::vector<int> fds, std::uint32_t reg, double unit_j)
+      : SourceBase(std::move(id), std::move(domain), Kind::Counter, kRaplUpdateS),
+        fds_(std::move(fds)), reg_(reg), unit_j_(unit_j), unwrap_(fds_.size(), CounterUnwrap(kModulus32)) {}
+  ~MsrSource() override {
+    for (int fd : fds_) ::close(fd);
+  }
+
+  std::optional<Sample> read() override {
+    const std::int64_t a = monotonic_ns();
+    double units = 0, raw_sum = 0;
+    for (std::size_t i = 0; i < fds_.size(); ++i) {
+      std::uint64_t v = 0;
+      int err = 0;
+      if (!pread_msr(fds_[i], reg_, v, err)) {
+        set_error("MSR " + hex(reg_) + ": " + errno_text(err));
+        return std::nullopt;
+      }
+      v &= 0xffffffffull;
+      raw_sum += double(v);
+      units += unwrap_[i].update(v);
+    }
+    const std::int64_t t = midpoint_ns(a, monotonic_ns());
+    clear_error();
+    tracker_.observe(raw_sum, t);
+    return Sample{t, units * unit_j_};
+  }
+
+ private:
+  std::vector<int> fds_;
+  std::uint32_t reg_;
+  double unit_j_;
+  std::vector<CounterUnwrap> unwrap_;
+};
+
+struct Cpu {
+  int cpu, package, core;
+};
+
+std::string msr_path(const std::string& root, int cpu) {
+  return under_root(root, "/dev/cpu/" + std::to_string(cpu) + "/msr");
+}
+
+const char* kMsrFix =
+    "sudo modprobe msr (persist: echo msr | sudo tee /etc/modules-load.d/msr.conf); MSR reads also need "
+    "read access to /dev/cpu/*/msr and CAP_SYS_RAWIO: run as root, or sudo setcap cap_sys_rawio+ep "
+    "build/flopwatt with a group-readable node (see scripts/setup-permissions.sh --explain)";
+
+}  // namespace
+
+CpuId read_cpu_id(const std::string& root) {
+  CpuId id;
+  auto t = read_text(under_root(root, "/proc/cpuinfo"));
+  if (!t.ok) return id;
+  std::istringstream in(t.text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) {
+      if (!id.vendor.empty()) break;  // end of the first processor's block
+      continue;
+    }
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
+    std::string val = line.substr(colon + 1);
+    if (!val.empty() && val[0] == ' ') val.erase(0, 1);
+    if (key == "vendor_id" && id.vendor.empty()) id.vendor = val;
+    else if (key == "cpu family" && id.family < 0) id.family = std::atoi(val.c_str());
+    else if (key == "model" && id.model < 0) id.model = std::atoi(val.c_str());
+    else if (key == "model name" && id.model_name.empty()) id.model_name = val;
+  }
+  return id;
+}
+
+double rapl_energy_unit_j(std::uint64_t unit_register) {
+  return std::ldexp(1.0, -int((unit_register >> 8) & 0x1f));
+}
+
+bool intel_dram_fixed_unit(int family, int model) {
+  if (family != 6) return false;
+  // Haswell-X, Broadwell-X/-DE, Skylake-X and its refreshes, Xeon Phi, Ice Lake-X/-D,
+  // Sapphire and Emerald Rapids (the kernel's RAPL driver keeps the same list).
+  for (int m : {63, 79, 86, 85, 87, 133, 106, 108, 143, 207})
+    if (model == m) return true;
+  return false;
+}
+
+void probe_msr_rapl(const std::string& root, Discovery& d) {
+  auto missing = [&](const std::string& id, std::string reason, std::string fix) {
+    SourceStatus s;
+    s.id = id;
+    s.domain = "package";
+    s.kind = Kind::Counter;
+    s.reason = std::move(reason);
+    s.fix = std::move(fix);
+    d.status.push_back(std::move(s));
+  };
+  const CpuId cpu = read_cpu_id(root);
+  const bool intel = cpu.vendor == "GenuineIntel";
+  const bool amd = cpu.vendor == "AuthenticAMD" || cpu.vendor == "HygonGenuine";
+  if (!intel && !amd) {
+    missing("rapl-msr:*", cpu.vendor.empty() ? "cannot tell the CPU vendor (no vendor_id in /proc/cpuinfo)"
+                                             : "CPU vendor " + cpu.vendor + " has no RAPL MSRs",
+            "none: use another source");
+    return;
+  }
+  // One CPU per package reads package-scope MSRs; AMD core energy needs one per physical core.
+  std::vector<Cpu> cpus;
+  for (const auto& n : list_dir(under_root(root, "/dev/cpu"))) {
+    char* end = nullptr;
+    const long c = std::strtol(n.c_str(), &end, 10);
+    if (end == n.c_str() || *end) continue;
+    const std::string topo = under_root(root, "/sys/devices/system/cpu/cpu" + n + "/topology/");
+    cpus.push_back({int(c), int(read_int(topo + "physical_package_id").value_or(0)),
+                    int(read_int(topo + "core_id").value_or(c))});
+  }
+  if (cpus.empty() || !path_exists(msr_path(root, cpus.front().cpu))) {
+    const std::string p = msr_path(root, cpus.empty() ? 0 : cpus.front().cpu);
+    missing("rapl-msr:*", "msr module not loaded (" + p + " missing)", kMsrFix);
+    return;
+  }
+  std::map<int, int> package_cpu;                   // package -> first cpu
+  std::map<std::pair<int, int>, int> core_cpu;      // (package, core) -> first cpu
+  for (const auto& c : cpus) {
+    package_cpu.emplace(c.package, c.cpu);
+    core_cpu.emplace(std::make_pair(c.package, c.core), c.cpu);
+  }
+  auto open_msr = [&](int c, int& err) {
+    const int fd = ::open(msr_path(root, c).c_str(), O_RDONLY | O_CLOEXEC);
+    err = fd < 0 ? errno : 0;
+    return fd;
+  };
+  auto open_reason = [&](int c, int err) {
+    if (err == EACCES || err == EPERM)
+      return msr_path(root, c) + ": " + errno_text(err) +
+             " (MSR reads need read access to the node and CAP_SYS_RAWIO)";
+    if (err == ENOENT || err == ENXIO || err == ENODEV) return msr_path(root, c) + " missing: msr module not loaded";
+    return msr_path(root, c) + ": " + errno_text(err);
+  };
+
+  const std::uint32_t unit_reg = intel ? msr::kIntelUnit : msr::kAmdUnit;
+  struct Def {
+    const char* domain;
+    std::uint32_t reg;
+    bool per_core;
+    bool once;  // platform-wide, read from the first package only
+  };
+  std::vector<Def> defs;
+  if (intel)
+    defs = {{"package", msr::kIntelPackage, false, false}, {"core", msr::kIntelPP0, false, false},
+            {"uncore", msr::kIntelPP1, false, false},      {"dram", msr::kIntelDram, false, false},
+            {"psys", msr::kIntelPlatform, false, true}};
+  else
+    defs = {{"package", msr::kAmdPackage, false, false}, {"core", msr::kAmdCore, true, false}};
+
+  for (const auto& [pkg, first_cpu] : package_cpu) {
+    int err = 0;
+    const int ufd = open_msr(first_cpu, err);
+    if (ufd < 0) {
+      missing("rapl-msr:*-" + std::to_string(pkg), open_reason(first_cpu, err), kMsrFix);
+      continue;
+    }
+    std::uint64_t unit = 0;
+    if (!pread_msr(ufd, unit_reg, unit, err)) {
+      ::close(ufd);
+      missing("rapl-msr:*-" + std::to_string(pkg),
+              "cannot read the RAPL unit register " + hex(unit_reg) + ": " + errno_text(err) +
+                  (err == EIO ? " (not implemented by this CPU)" : ""),
+              "none: this CPU (or its hypervisor) does not implement RAPL MSRs");
+      continue;
+    }
+    ::close(ufd);
+    const double unit_j = rapl_energy_unit_j(unit);
+    std::vector<std::string> pkg_children;
+    std::size_t pkg_status = SIZE_MAX;
+    for (const auto& def : defs) {
+      if (def.once && pkg != package_cpu.begin()->first) continue;
+      SourceStatus s;
+      s.id = "rapl-msr:" + std::string(def.domain) + "-" + std::to_string(def.once ? 0 : pkg);
+      s.domain = def.domain;
+      s.kind = Kind::Counter;
+      s.update_interval_s = kRaplUpdateS;
+      double dom_unit = unit_j;
+      if (intel && def.reg == msr::kIntelDram && intel_dram_fixed_unit(cpu.family, cpu.model))
+        dom_unit = std::ldexp(1.0, -16);
+      std::vector<int> cpu_list;
+      if (def.per_core) {
+        for (const auto& [key, c] : core_cpu)
+          if (key.first == pkg) cpu_list.push_back(c);
+      } else {
+        cpu_list.push_back(first_cpu);
+      }
+      std::vector<int> fds;
+      std::string problem, fix = kMsrFix;
+      bool all_zero = true;
+      for (int c : cpu_list) {
+        const int fd = open_msr(c, err);
+        if (fd < 0) {
+          problem = open_reason(c, err);
+          break;
+        }
+        fds.push_back(fd);
+        std::uint64_t v = 0;
+        if (!pread_msr(fd, def.reg, v, err)) {
+          problem = "MSR " + hex(def.reg) + " on cpu " + std::to_string(c) + ": " + errno_text(err) +
+                    (err == EIO ? " (this CPU does not implement the " + std::string(def.domain) + " domain)" : "");
+          fix = "none: the domain does not exist on this CPU";
+          break;
+        }
+        all_zero = all_zero && (v & 0xffffffffull) == 0;
+      }
+      if (problem.empty() && all_zero) {
+        problem = "MSR " + hex(def.reg) + " reads 0 (the " + std::string(def.domain) +
+                  " domain is not implemented or not counting)";
+        fix = "none: use another domain";
+      }
+      std::ostringstream note;
+      note << "MSR " << hex(def.reg) << " on " << cpu_list.size() << " cpu(s), " << dom_unit * 1e6 << " uJ/count";
+      s.note = note.str();
+      if (!problem.empty()) {
+        for (int fd : fds) ::close(fd);
+        s.reason = problem;
+        s.fix = fix;
+        d.status.push_back(std::move(s));
+        continue;
+      }
+      s.available = true;
+      if (def.reg == msr::kIntelPP0 || def.reg == msr::kIntelPP1 || def.reg == msr::kAmdCore)
+        pkg_children.push_back(s.id);
+      if (std::string(def.domain) == "package") pkg_status = d.status.size();
+      d.sources.push_back(std::make_unique<MsrSource>(s.id, s.domain, fds, def.reg, dom_unit));
+      d.status.push_back(std::move(s));
+    }
+    if (pkg_status != SIZE_MAX) d.status[pkg_status].contains = pkg_children;
+  }
+  std::vector<std::string> pkgs;
+  for (const auto& s : d.status)
+    if (s.id.rfind("rapl-msr:package-", 0) == 0 && s.available) pkgs.push_back(s.id);
+  for (auto& s : d.status)
+    if (s.id.rfind("rapl-msr:psys-", 0) == 0 && s.available) s.contains = pkgs;
+}
+
+}  // namespace flopwatt::power

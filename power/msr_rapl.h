@@ -1,0 +1,40 @@
+// RAPL read straight from the model-specific registers through /dev/cpu/N/msr
+// (pread at offset = MSR number): Intel and AMD layouts, 32-bit counters that
+// wrap, energy unit from the unit register.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "power/source.h"
+
+namespace flopwatt::power {
+
+namespace msr {
+constexpr std::uint32_t kIntelUnit = 0x606;
+constexpr std::uint32_t kIntelPackage = 0x611;
+constexpr std::uint32_t kIntelPP0 = 0x639;  // cores
+constexpr std::uint32_t kIntelPP1 = 0x641;  // uncore / graphics
+constexpr std::uint32_t kIntelDram = 0x619;
+constexpr std::uint32_t kIntelPlatform = 0x64D;  // psys
+constexpr std::uint32_t kAmdUnit = 0xC0010299;
+constexpr std::uint32_t kAmdCore = 0xC001029A;  // one per physical core
+constexpr std::uint32_t kAmdPackage = 0xC001029B;
+}  // namespace msr
+
+struct CpuId {
+  std::string vendor;  // GenuineIntel, AuthenticAMD, HygonGenuine
+  int family = -1;
+  int model = -1;
+  std::string model_name;
+};
+// First processor's identity from <root>/proc/cpuinfo.
+CpuId read_cpu_id(const std::string& root);
+
+// Joules per count from a RAPL unit register (energy status unit, bits 12:8).
+double rapl_energy_unit_j(std::uint64_t unit_register);
+// Intel server parts whose DRAM domain counts in fixed 15.3 uJ units regardless of the unit register.
+bool intel_dram_fixed_unit(int family, int model);
+
+void probe_msr_rapl(const std::string& root, Discovery& d);
+
+}  // namespace flopwatt::power

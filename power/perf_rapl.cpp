@@ -1,0 +1,322 @@
+#include "power/perf_rapl.h"
+
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <thread>
+
+#include "power/clock.h"
+#include "power/pfm_events.h"
+#include "power/source_base.h"
+#include "power/sysfs.h"
+
+namespace flopwatt::power {
+
+namespace {
+
+constexpr double kRaplUpdateS = 0.001;
+constexpr const char* kPmuDir = "/sys/bus/event_source/devices/power";
+
+class SystemPerfAccess final : public PerfAccess {
+ public:
+  int open(int type, std::uint64_t config, int cpu) override {
+    perf_event_attr attr;
+    std::memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = std::uint32_t(type);
+    attr.config = config;
+    // RAPL events count system-wide only: pid -1 on one CPU of the package.
+    const long fd = ::syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    return fd < 0 ? -errno : int(fd);
+  }
+  bool read(int fd, std::uint64_t& count) override {
+    ssize_t n;
+    do n = ::read(fd, &count, sizeof count);
+    while (n < 0 && errno == EINTR);
+    return n == ssize_t(sizeof count);
+  }
+  void close(int fd) override { ::close(fd); }
+};
+
+class PerfSource final : public SourceBase {
+ public:
+  PerfSource(std::string id, std::string domain, std::shared_ptr<PerfAccess> access, int fd, double scale)
+      : SourceBase(std::move(id), std::move(domain), Kind::Counter, kRaplUpdateS),
+        access_(std::move(access)), fd_(fd), scale_(scale) {}
+  ~PerfSource() override { access_->close(fd_); }
+
+  std::optional<Sample> read() override {
+    std::uint64_t count = 0;
+    const std::int64_t a = monotonic_ns();
+    const bool ok = access_->read(fd_, count);
+    const std::int64_t b = monotonic_ns();
+    if (!ok) {
+      set_error("read of perf counter failed: " + errno_text(errno));
+      return std::nullopt;
+    }
+    clear_error();
+    const std::int64_t t = midpoint_ns(a, b);
+    tracker_.observe(double(count), t);
+    if (!have_first_) {
+      have_first_ = true;
+      first_ = count;
+    }
+    // 64-bit kernel totals: a decrease cannot be a wrap, so never count one.
+    const double j = count >= first_ ? double(count - first_) * scale_ : 0.0;
+    return Sample{t, j};
+  }
+
+ private:
+  std::shared_ptr<PerfAccess> access_;
+  int fd_;
+  double scale_;
+  bool have_first_ = false;
+  std::uint64_t first_ = 0;
+};
+
+std::pair<int, int> parse_bit_range(const std::string& r) {
+  const auto dash = r.find('-');
+  const int lo = std::atoi(r.c_str());
+  const int hi = dash == std::string::npos ? lo : std::atoi(r.c_str() + dash + 1);
+  return {lo, hi};
+}
+
+}  // namespace
+
+std::vector<int> parse_cpu_list(const std::string& s) {
+  std::vector<int> v;
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    if (part.empty()) continue;
+    const auto dash = part.find('-');
+    char* end = nullptr;
+    const long lo = std::strtol(part.c_str(), &end, 10);
+    if (end == part.c_str()) continue;
+    const long hi = dash == std::string::npos ? lo : std::strtol(part.c_str() + dash + 1, nullptr, 10);
+    for (long c = lo; c <= hi && c - lo < 4096; ++c) v.push_back(int(c));
+  }
+  return v;
+}
+
+std::optional<std::uint64_t> encode_perf_config(const std::string& spec,
+                                                const std::map<std::string, std::string>& formats,
+                                                std::string* problem) {
+  std::uint64_t config = 0;
+  std::stringstream ss(spec);
+  std::string term;
+  while (std::getline(ss, term, ',')) {
+    if (term.empty()) continue;
+    const auto eq = term.find('=');
+    const std::string key = term.substr(0, eq);
+    const std::uint64_t value = eq == std::string::npos ? 1 : std::strtoull(term.c_str() + eq + 1, nullptr, 0);
+    std::string fmt;
+    if (auto f = formats.find(key); f != formats.end()) {
+      fmt = f->second;
+    } else if (key == "event" && formats.empty()) {
+      fmt = "config:0-7";  // kernels before format files: the event code is config's low byte
+    } else {
+      if (problem) *problem = "term '" + key + "' has no format file";
+      return std::nullopt;
+    }
+    const auto colon = fmt.find(':');
+    if (colon == std::string::npos || fmt.substr(0, colon) != "config") {
+      if (problem) *problem = "term '" + key + "' is not in config (" + fmt + ")";
+      return std::nullopt;
+    }
+    // A term's value is scattered over one or more bit ranges, low bits first.
+    std::uint64_t rest = value;
+    std::stringstream rs(fmt.substr(colon + 1));
+    std::string range;
+    while (std::getline(rs, range, ',')) {
+      auto [lo, hi] = parse_bit_range(range);
+      if (lo < 0 || hi > 63 || hi < lo) {
+        if (problem) *problem = "bad bit range '" + range + "'";
+        return std::nullopt;
+      }
+      const int width = hi - lo + 1;
+      const std::uint64_t mask = width == 64 ? ~0ull : ((1ull << width) - 1);
+      config |= (rest & mask) << lo;
+      rest = width == 64 ? 0 : rest >> width;
+    }
+  }
+  return config;
+}
+
+std::string perf_event_domain(const std::string& e) {
+  if (e == "energy-pkg") return "package";
+  if (e == "energy-cores") return "core";
+  if (e == "energy-gpu") return "uncore";
+  if (e == "energy-ram") return "dram";
+  if (e == "energy-psys") return "psys";
+  return e.rfind("energy-", 0) == 0 ? e.substr(7) : e;
+}
+
+PerfPmuDesc read_perf_pmu(const std::string& root) {
+  PerfPmuDesc p;
+  const std::string dir = under_root(root, kPmuDir);
+  if (!is_directory(dir)) {
+    p.problem = "no perf power PMU (" + dir + " missing: RAPL not supported by this CPU or kernel, or a "
+                "virtual machine)";
+    return p;
+  }
+  p.present = true;
+  auto type = read_int(join_path(dir, "type"));
+  if (!type) {
+    p.problem = "cannot read " + join_path(dir, "type");
+    return p;
+  }
+  p.type = int(*type);
+  if (auto cm = read_trimmed(join_path(dir, "cpumask"))) p.cpus = parse_cpu_list(*cm);
+  if (p.cpus.empty()) p.cpus = {0};
+  std::map<std::string, std::string> formats;
+  for (const auto& f : list_dir(join_path(dir, "format")))
+    if (auto v = read_trimmed(join_path(join_path(dir, "format"), f))) formats[f] = *v;
+  const std::string ev_dir = join_path(dir, "events");
+  for (const auto& f : list_dir(ev_dir)) {
+    if (f.find('.') != std::string::npos) continue;  // .scale / .unit companions
+    PerfEventDesc e;
+    e.name = f;
+    if (auto s = read_trimmed(join_path(ev_dir, f))) e.spec = *s;
+    if (auto c = encode_perf_config(e.spec, formats, &e.problem)) e.config = *c;
+    // Without a .scale file the kernel's RAPL unit is 2^-32 J.
+    e.scale = read_double(join_path(ev_dir, f + ".scale")).value_or(1.0 / 4294967296.0);
+    e.unit = read_trimmed(join_path(ev_dir, f + ".unit")).value_or("Joules");
+    if (e.unit != "Joules" && e.problem.empty()) e.problem = "unit is '" + e.unit + "', not Joules";
+    p.events.push_back(std::move(e));
+  }
+  if (p.events.empty()) p.problem = "the power PMU lists no events in " + ev_dir;
+  return p;
+}
+
+std::shared_ptr<PerfAccess> system_perf_access() { return std::make_shared<SystemPerfAccess>(); }
+
+std::string perf_open_reason(int err, const std::string& root, const std::string& event) {
+  if (err == EACCES || err == EPERM) {
+    const std::string paranoid_path = under_root(root, "/proc/sys/kernel/perf_event_paranoid");
+    auto v = read_trimmed(paranoid_path);
+    return "perf_event_open refused the system-wide event power/" + event + "/ (" + errno_text(err) +
+           "): kernel.perf_event_paranoid is " + (v ? *v : std::string("unknown")) +
+           " and system-wide events need it <= 0, or CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8)";
+  }
+  return "perf_event_open rejected power/" + event + "/: " + errno_text(err);
+}
+
+std::string perf_open_fix(int err) {
+  if (err == EACCES || err == EPERM)
+    return "sudo sysctl kernel.perf_event_paranoid=0 (persist in /etc/sysctl.d/), or "
+           "sudo setcap cap_perfmon+ep build/flopwatt; see scripts/setup-permissions.sh --explain";
+  return "check that the kernel's RAPL perf driver supports this CPU (dmesg | grep -i rapl)";
+}
+
+void probe_perf_rapl(const std::string& root, Discovery& d, std::shared_ptr<PerfAccess> access) {
+  if (!access) access = system_perf_access();
+  PerfPmuDesc pmu = read_perf_pmu(root);
+  if (!pmu.present || pmu.events.empty() || pmu.type < 0) {
+    SourceStatus s;
+    s.id = "rapl-perf:*";
+    s.domain = "package";
+    s.kind = Kind::Counter;
+    s.reason = pmu.problem;
+    s.fix = "on bare metal: a kernel with the RAPL perf driver (CONFIG_PERF_EVENTS_INTEL_RAPL / "
+            "AMD RAPL); in a VM the power PMU is usually absent";
+    d.status.push_back(std::move(s));
+    return;
+  }
+  struct Opened {
+    std::size_t status;
+    int fd;
+    double scale;
+    std::uint64_t first = 0;
+  };
+  std::vector<Opened> opened;
+  const bool use_pfm = root.empty() || root == "/";  // libpfm4 only reads the real /sys
+  for (const auto& e : pmu.events) {
+    for (std::size_t ci = 0; ci < pmu.cpus.size(); ++ci) {
+      SourceStatus s;
+      s.id = "rapl-perf:" + e.name + (pmu.cpus.size() > 1 ? "-" + std::to_string(ci) : "");
+      s.domain = perf_event_domain(e.name);
+      s.kind = Kind::Counter;
+      s.update_interval_s = kRaplUpdateS;
+      int type = pmu.type;
+      std::uint64_t config = e.config;
+      std::string how = "sysfs description " + e.spec;
+      if (use_pfm) {
+        PfmEncoding pe = pfm_encode_power_event(e.name);
+        if (pe.ok) {
+          type = pe.type;
+          config = pe.config;
+          how = "libpfm4 " + pe.name;
+        } else {
+          how += " (" + pe.problem + ")";
+        }
+      } else if (!e.problem.empty()) {
+        s.reason = "cannot encode power/" + e.name + "/: " + e.problem;
+        s.fix = "report the PMU's sysfs files with a bug report";
+        d.status.push_back(std::move(s));
+        continue;
+      }
+      char scale[32];
+      std::snprintf(scale, sizeof scale, "%.6g", e.scale);
+      s.note = "event from " + how + "; scale " + scale + " J/count; cpu " + std::to_string(pmu.cpus[ci]);
+      const int fd = access->open(type, config, pmu.cpus[ci]);
+      if (fd < 0) {
+        s.reason = perf_open_reason(-fd, root, e.name);
+        s.fix = perf_open_fix(-fd);
+        d.status.push_back(std::move(s));
+        continue;
+      }
+      opened.push_back({d.status.size(), fd, e.scale});
+      d.status.push_back(std::move(s));
+    }
+  }
+  // A counter that stays at zero is a hypervisor exposing the PMU without the
+  // energy MSRs behind it. Real RAPL counts from the first millisecond, so a
+  // short poll separates the two without slowing discovery noticeably.
+  std::vector<bool> advanced(opened.size(), false);
+  const std::int64_t deadline = monotonic_ns() + 30'000'000;
+  for (;;) {
+    bool all = true;
+    for (std::size_t i = 0; i < opened.size(); ++i) {
+      std::uint64_t c = 0;
+      if (!advanced[i] && access->read(opened[i].fd, c) && c > 0) advanced[i] = true;
+      all = all && advanced[i];
+    }
+    if (all || monotonic_ns() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  }
+  for (std::size_t i = 0; i < opened.size(); ++i) {
+    SourceStatus& s = d.status[opened[i].status];
+    if (!advanced[i]) {
+      access->close(opened[i].fd);
+      s.reason = "the counter stays at 0 (the kernel exposes the power PMU but the energy counter does not "
+                 "count, typical of a virtual machine)";
+      s.fix = "measure on bare metal or on the host, or use a battery or external meter";
+      continue;
+    }
+    s.available = true;
+    d.sources.push_back(std::make_unique<PerfSource>(s.id, s.domain, access, opened[i].fd, opened[i].scale));
+  }
+  // package contains cores and gpu (uncore); psys contains the packages.
+  std::vector<std::string> pkgs;
+  for (auto& s : d.status)
+    if (s.id.rfind("rapl-perf:", 0) == 0 && s.domain == "package" && s.available) pkgs.push_back(s.id);
+  for (auto& s : d.status) {
+    if (s.id.rfind("rapl-perf:", 0) != 0 || !s.available) continue;
+    if (s.domain == "psys") s.contains = pkgs;
+    if (s.domain == "package") {
+      const std::string suffix = s.id.substr(std::string("rapl-perf:energy-pkg").size());
+      for (auto& c : d.status)
+        if (c.available && (c.id == "rapl-perf:energy-cores" + suffix || c.id == "rapl-perf:energy-gpu" + suffix))
+          s.contains.push_back(c.id);
+    }
+  }
+}
+
+}  // namespace flopwatt::power

@@ -1,0 +1,238 @@
+#include "power/powercap_rapl.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+#include <memory>
+
+#include "power/clock.h"
+#include "power/counter_unwrap.h"
+#include "power/source_base.h"
+#include "power/sysfs.h"
+
+namespace flopwatt::power {
+
+namespace {
+
+constexpr double kRaplUpdateS = 0.001;  // RAPL counters update about every 1 ms
+
+class PowercapSource final : public SourceBase {
+ public:
+  PowercapSource(std::string id, std::string domain, std::string energy_path, std::uint64_t modulus)
+      : SourceBase(std::move(id), std::move(domain), Kind::Counter, kRaplUpdateS),
+        path_(std::move(energy_path)), unwrap_(modulus) {}
+
+  std::optional<Sample> read() override {
+    std::uint64_t raw = 0;
+    int err = 0;
+    const std::int64_t a = monotonic_ns();
+    const bool ok = read_u64_file(path_.c_str(), raw, err);
+    const std::int64_t b = monotonic_ns();
+    if (!ok) {
+      set_error(path_ + ": " + errno_text(err));
+      return std::nullopt;
+    }
+    clear_error();
+    const std::int64_t t = midpoint_ns(a, b);
+    tracker_.observe(double(raw), t);
+    return Sample{t, unwrap_.update(raw) * 1e-6};
+  }
+
+ private:
+  std::string path_;
+  CounterUnwrap unwrap_;
+};
+
+struct Zone {
+  std::string dir_name;  // intel-rapl:0:1
+  std::string path;
+  std::string name;      // package-0, core, psys
+  std::string parent;    // dir_name of the parent zone, empty at top level
+  std::string id_suffix; // package-0, core-0, psys-0
+  std::string domain;
+};
+
+bool is_rapl_zone_dir(const std::string& n) {
+  // Zones are "<control type>:<n>[:<m>]"; the control-type directory itself has no colon.
+  return n.find("rapl") != std::string::npos && n.find(':') != std::string::npos;
+}
+
+bool ends_with_index(const std::string& s) {
+  const auto dash = s.rfind('-');
+  if (dash == std::string::npos || dash + 1 == s.size()) return false;
+  for (std::size_t i = dash + 1; i < s.size(); ++i)
+    if (s[i] < '0' || s[i] > '9') return false;
+  return true;
+}
+
+}  // namespace
+
+std::string powercap_domain(const std::string& n) {
+  for (const char* d : {"package", "uncore", "core", "dram", "psys"})
+    if (n.rfind(d, 0) == 0) return d;
+  return n;
+}
+
+std::string powercap_read_reason(int err, const std::string& path) {
+  if (err == EACCES || err == EPERM)
+    return path + " is readable by root only (the kernel restricted RAPL energy counters after "
+                  "the PLATYPUS side channel, CVE-2020-8694)";
+  return "cannot read " + path + ": " + errno_text(err);
+}
+
+std::string powercap_read_fix(int err) {
+  if (err == EACCES || err == EPERM)
+    return "sudo scripts/setup-permissions.sh (udev rule: group 'power' may read energy_uj), "
+           "then log in again; or run flopwatt as root";
+  return "check that the intel_rapl_common driver is loaded: sudo modprobe intel_rapl_msr";
+}
+
+void probe_powercap(const std::string& root, Discovery& d) {
+  const std::string base = under_root(root, "/sys/class/powercap");
+  auto missing = [&](std::string reason, std::string fix) {
+    SourceStatus s;
+    s.id = "rapl-powercap:*";
+    s.domain = "package";
+    s.kind = Kind::Counter;
+    s.reason = std::move(reason);
+    s.fix = std::move(fix);
+    d.status.push_back(std::move(s));
+  };
+  const char* vm_fix =
+      "on bare metal: sudo modprobe intel_rapl_msr (Intel and AMD); inside a virtual machine the "
+      "hypervisor usually does not pass RAPL through, so use a battery, external or host-side meter";
+  if (!is_directory(base)) {
+    missing("no " + base + " (powercap RAPL driver not loaded, or a virtual machine without RAPL)", vm_fix);
+    return;
+  }
+  std::vector<std::string> names = list_dir(base);
+  // MMIO zones duplicate the MSR-backed ones; visit them last so the MSR one keeps the id.
+  std::stable_partition(names.begin(), names.end(),
+                        [](const std::string& n) { return n.find("mmio") == std::string::npos; });
+  std::vector<Zone> zones;
+  for (const auto& n : names) {
+    if (!is_rapl_zone_dir(n)) continue;
+    Zone z;
+    z.dir_name = n;
+    z.path = join_path(base, n);
+    auto nm = read_trimmed(join_path(z.path, "name"));
+    if (!nm || nm->empty()) continue;
+    z.name = *nm;
+    const auto first = n.find(':'), last = n.rfind(':');
+    if (first != last) z.parent = n.substr(0, last);
+    z.domain = powercap_domain(z.name);
+    zones.push_back(std::move(z));
+  }
+  if (zones.empty()) {
+    missing("no RAPL zones in " + base + " (only control types, or no rapl driver)", vm_fix);
+    return;
+  }
+
+  // Stable ids: a top-level zone keeps its indexed name (package-0, package-0-die-1),
+  // an unindexed one (psys) gets a running index; a subzone takes its parent's index.
+  std::map<std::string, int> unindexed_count;
+  std::map<std::string, const Zone*> by_dir;
+  for (auto& z : zones) {
+    if (!z.parent.empty()) continue;
+    z.id_suffix = ends_with_index(z.name) ? z.name : z.name + "-" + std::to_string(unindexed_count[z.name]++);
+    by_dir[z.dir_name] = &z;
+  }
+  for (auto& z : zones) {
+    if (z.parent.empty()) continue;
+    auto p = by_dir.find(z.parent);
+    std::string idx = "0";
+    if (p != by_dir.end()) {
+      const std::string& ps = p->second->id_suffix;
+      const auto dash = ps.find('-');
+      if (dash != std::string::npos) idx = ps.substr(dash + 1);
+    }
+    z.id_suffix = ends_with_index(z.name) ? z.name : z.name + "-" + idx;
+  }
+
+  std::map<std::string, std::string> first_dir_of_id;
+  std::map<std::string, std::uint64_t> die_reading;  // per-die zones: first reading, to spot copies
+  std::map<std::string, std::string> status_id_of_dir;
+  const std::size_t status_begin = d.status.size();
+  for (const auto& z : zones) {
+    SourceStatus s;
+    s.id = "rapl-powercap:" + z.id_suffix;
+    s.domain = z.domain;
+    s.kind = Kind::Counter;
+    s.update_interval_s = kRaplUpdateS;
+    const std::string energy = join_path(z.path, "energy_uj");
+    s.note = "zone " + z.dir_name;
+
+    auto dup = first_dir_of_id.find(s.id);
+    if (dup != first_dir_of_id.end()) {
+      s.id += "@" + z.dir_name;
+      s.reason = "duplicate of zone " + dup->second + " (" +
+                 (z.dir_name.find("mmio") != std::string::npos ? "the MMIO interface of the same domain"
+                                                               : "same zone name") +
+                 "); counting both would double the energy";
+      s.fix = "none needed: use rapl-powercap:" + z.id_suffix;
+      d.status.push_back(std::move(s));
+      continue;
+    }
+    first_dir_of_id[s.id] = z.dir_name;
+    status_id_of_dir[z.dir_name] = s.id;
+
+    int err = 0;
+    std::uint64_t raw = 0;
+    if (!read_u64_file(energy.c_str(), raw, err)) {
+      s.reason = powercap_read_reason(err, energy);
+      s.fix = powercap_read_fix(err);
+      d.status.push_back(std::move(s));
+      continue;
+    }
+    // A per-die zone that reads the very same counter as its sibling die is a
+    // copy of a per-package counter (seen on parts whose RAPL is per package).
+    const auto die = z.name.find("-die-");
+    if (die != std::string::npos) {
+      const std::string key = z.name.substr(0, die);
+      auto it = die_reading.find(key);
+      if (it == die_reading.end()) {
+        die_reading[key] = raw;
+      } else {
+        std::uint64_t again = 0;
+        int e2 = 0;
+        const bool same = it->second == raw || (read_u64_file(energy.c_str(), again, e2) && again == it->second);
+        if (same) {
+          s.reason = "reads the same counter as the first die of " + key +
+                     " (a per-die copy of a per-package counter); counting both would double the energy";
+          s.fix = "none needed: use the first die's zone";
+          d.status.push_back(std::move(s));
+          continue;
+        }
+      }
+    }
+    std::uint64_t modulus = 0;
+    if (auto m = read_int(join_path(z.path, "max_energy_range_uj")); m && *m > 0)
+      modulus = std::uint64_t(*m) + 1;  // the counter takes values 0 .. max inclusive
+    else
+      s.note += "; no max_energy_range_uj: a decrease is taken as a restart";
+    s.available = true;
+    d.status.push_back(s);
+    d.sources.push_back(std::make_unique<PowercapSource>(s.id, s.domain, energy, modulus));
+  }
+
+  // Overlap: a package contains its core and uncore (not DRAM, which is its own
+  // rail); psys, the platform, contains every package.
+  std::vector<std::string> packages;
+  for (const auto& z : zones)
+    if (z.parent.empty() && z.domain == "package" && status_id_of_dir.count(z.dir_name))
+      packages.push_back(status_id_of_dir[z.dir_name]);
+  for (std::size_t i = status_begin; i < d.status.size(); ++i) {
+    SourceStatus& s = d.status[i];
+    for (const auto& z : zones) {
+      auto it = status_id_of_dir.find(z.dir_name);
+      if (it == status_id_of_dir.end() || it->second != s.id) continue;
+      if (z.domain == "psys") s.contains = packages;
+      if (z.domain == "package")
+        for (const auto& c : zones)
+          if (c.parent == z.dir_name && c.domain != "dram" && status_id_of_dir.count(c.dir_name))
+            s.contains.push_back(status_id_of_dir[c.dir_name]);
+    }
+  }
+}
+
+}  // namespace flopwatt::power

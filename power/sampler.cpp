@@ -1,0 +1,177 @@
+#include "power/sampler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "power/clock.h"
+#include "power/window_energy.h"
+
+namespace flopwatt::power {
+
+namespace {
+
+// Room for ten minutes at 100 Hz before the first reallocation of a fast
+// counter; slow gauges need far less.
+constexpr std::size_t kReserveCounter = 60000;
+constexpr std::size_t kReserveGauge = 4096;
+
+}  // namespace
+
+struct Sampler::Impl {
+  struct Track {
+    PowerSource* src = nullptr;
+    std::string id, unit;
+    Kind kind = Kind::Counter;
+    std::vector<Sample> samples;  // guarded by mu
+    std::size_t drained = 0;      // guarded by mu
+    std::vector<Sample> scratch;  // sampler thread only
+    std::int64_t next_read_ns = 0;
+  };
+
+  std::vector<std::unique_ptr<PowerSource>> sources;
+  std::vector<Track> tracks;
+  std::unordered_map<std::string, std::size_t> index;
+  std::int64_t period_ns = 10'000'000;
+
+  mutable std::mutex mu;
+  std::condition_variable data_cv;
+  std::condition_variable stop_cv;
+  std::thread thread;
+  bool running = false;
+  bool stop_requested = false;
+
+  void tick() {
+    for (auto& tr : tracks) {
+      const std::int64_t t = monotonic_ns();
+      if (t < tr.next_read_ns) continue;
+      tr.scratch.clear();
+      if (tr.src->read_many(tr.scratch) > 0) {
+        std::lock_guard<std::mutex> g(mu);
+        for (const Sample& s : tr.scratch)
+          if (tr.samples.empty() || s.t_ns > tr.samples.back().t_ns) tr.samples.push_back(s);
+      }
+      // Half a period early, so a source due every 3 periods is not pushed to 4 by jitter.
+      const auto every = std::int64_t(tr.src->min_read_interval_s() * 1e9);
+      tr.next_read_ns = every > 0 ? t + every - period_ns / 2 : 0;
+    }
+    data_cv.notify_all();
+  }
+
+  void loop() {
+    std::int64_t next = monotonic_ns();
+    std::unique_lock<std::mutex> lk(mu);
+    while (!stop_requested) {
+      lk.unlock();
+      tick();
+      const std::int64_t now = monotonic_ns();
+      next += period_ns;
+      if (next <= now) next += ((now - next) / period_ns + 1) * period_ns;  // overran: skip, do not burst
+      lk.lock();
+      // steady_clock is CLOCK_MONOTONIC on Linux, the clock of every sample.
+      stop_cv.wait_until(lk, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(next)),
+                         [&] { return stop_requested; });
+    }
+  }
+};
+
+Sampler::Sampler(std::vector<std::unique_ptr<PowerSource>> sources, double period_s) : impl_(std::make_unique<Impl>()) {
+  impl_->sources = std::move(sources);
+  impl_->period_ns = std::max<std::int64_t>(100'000, std::int64_t(period_s * 1e9));
+  impl_->tracks.reserve(impl_->sources.size());
+  for (const auto& s : impl_->sources) {
+    Impl::Track t;
+    t.src = s.get();
+    t.id = s->id();
+    t.unit = s->unit();
+    t.kind = s->kind();
+    t.samples.reserve(t.kind == Kind::Counter ? kReserveCounter : kReserveGauge);
+    t.scratch.reserve(64);
+    impl_->index.emplace(t.id, impl_->tracks.size());
+    impl_->tracks.push_back(std::move(t));
+  }
+}
+
+Sampler::~Sampler() { stop(); }
+
+void Sampler::start() {
+  std::lock_guard<std::mutex> g(impl_->mu);
+  if (impl_->running || impl_->tracks.empty()) return;
+  impl_->running = true;
+  impl_->stop_requested = false;
+  impl_->thread = std::thread([this] { impl_->loop(); });
+}
+
+void Sampler::stop() {
+  {
+    std::lock_guard<std::mutex> g(impl_->mu);
+    if (!impl_->running) return;
+    impl_->stop_requested = true;
+  }
+  impl_->stop_cv.notify_all();
+  impl_->thread.join();
+  // A window that ended just before stop() still gets a sample past its end.
+  for (auto& tr : impl_->tracks) tr.next_read_ns = 0;
+  impl_->tick();
+  std::lock_guard<std::mutex> g(impl_->mu);
+  impl_->running = false;
+  impl_->data_cv.notify_all();
+}
+
+bool Sampler::running() const {
+  std::lock_guard<std::mutex> g(impl_->mu);
+  return impl_->running;
+}
+
+double Sampler::period_s() const { return double(impl_->period_ns) * 1e-9; }
+
+std::int64_t Sampler::now_ns() { return monotonic_ns(); }
+
+const std::vector<std::unique_ptr<PowerSource>>& Sampler::sources() const { return impl_->sources; }
+
+WindowEnergy Sampler::energy(const std::string& source_id, std::int64_t t0_ns, std::int64_t t1_ns) {
+  auto it = impl_->index.find(source_id);
+  if (it == impl_->index.end()) {
+    WindowEnergy w;
+    w.low_confidence = true;
+    w.why_low = "unknown source " + source_id;
+    return w;
+  }
+  Impl::Track& tr = impl_->tracks[it->second];
+  const double period = period_s();
+  const double spacing = tr.src->expected_spacing_s(period);
+  WindowRules rules{tr.src->update_interval_s(), spacing};
+  // Wait for the first read at or after t1 so the window's end is covered, but
+  // never long: a slow gauge's tail is held flat and judged by the gap rule.
+  const double wait_s = std::min(2.0, 2 * spacing) + 0.05;
+  const std::int64_t deadline = std::max(monotonic_ns(), t1_ns) + std::int64_t(wait_s * 1e9);
+  std::unique_lock<std::mutex> lk(impl_->mu);
+  while (impl_->running && (tr.samples.empty() || tr.samples.back().t_ns < t1_ns) && monotonic_ns() < deadline)
+    impl_->data_cv.wait_until(lk, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deadline)));
+  WindowEnergy w = integrate_window(tr.samples, tr.kind, t0_ns, t1_ns, rules);
+  if (tr.samples.empty()) {
+    const std::string err = tr.src->last_error();
+    if (!err.empty()) w.why_low += " (" + err + ")";
+  }
+  return w;
+}
+
+std::vector<SourceSamples> Sampler::drain_samples() {
+  std::vector<SourceSamples> out;
+  std::lock_guard<std::mutex> g(impl_->mu);
+  out.reserve(impl_->tracks.size());
+  for (auto& tr : impl_->tracks) {
+    SourceSamples s;
+    s.id = tr.id;
+    s.unit = tr.unit;
+    s.samples.assign(tr.samples.begin() + std::ptrdiff_t(tr.drained), tr.samples.end());
+    tr.drained = tr.samples.size();
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace flopwatt::power

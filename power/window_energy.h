@@ -1,0 +1,25 @@
+// Energy of one source over a [t0, t1] window from its samples: counters are
+// interpolated at the edges, gauges integrated by trapezoid; the confidence
+// says whether the window is long and densely sampled enough to trust.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "power/sampler.h"
+#include "power/source.h"
+
+namespace flopwatt::power {
+
+struct WindowRules {
+  double update_interval_s = 0;   // how often the source's value changes
+  double expected_spacing_s = 0;  // how often the sampler reads it
+};
+
+// samples: sorted by t_ns. Never negative.
+WindowEnergy integrate_window(const std::vector<Sample>& samples, Kind kind, std::int64_t t0_ns,
+                              std::int64_t t1_ns, const WindowRules& rules);
+
+// Value at t: linear between the neighbouring samples, held flat outside them.
+double value_at(const std::vector<Sample>& samples, std::int64_t t_ns);
+
+}  // namespace flopwatt::power
