@@ -4,6 +4,7 @@
 
 #if defined(FLOPWATT_WITH_ONEDNN)
 
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstring>
@@ -182,6 +183,7 @@ class OnednnBackend final : public Backend {
                                std::to_string(v->patch) + " (" + v->hash + ")"},
         {"onednn_cpu_isa", isa_name(dnnl_get_effective_cpu_isa())},
         {"onednn_threading", v->cpu_runtime == DNNL_RUNTIME_OMP ? "openmp" : std::to_string(v->cpu_runtime)},
+        {"threads", std::to_string(omp_get_max_threads())},
         {"weights_packing",
          "prepare(desc, B) reorders B once into the matmul's preferred blocked layout, cached by (desc, B "
          "pointer) outside the timed loop; gemm() uses the packed copy while a sampled fingerprint of B "

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -112,6 +113,17 @@ struct alignas(64) TileConfig {
 };
 static_assert(sizeof(TileConfig) == 64);
 
+// g++ 12's AMX intrinsics tell the compiler that ldtilecfg reads 8 bytes and
+// that tileloadd/tilestored touch no memory, so it may drop the stores that
+// build the configuration or the operands. These wrappers name the whole
+// configuration as an input and clobber memory around the tile moves.
+#define FW_TILE_LOADD(tmm, base) \
+  __asm__ volatile("tileloadd (%0,%1,1), %%tmm" #tmm ::"r"(base), "r"(std::int64_t(64)) : "memory")
+#define FW_TILE_STORED(tmm, base) \
+  __asm__ volatile("tilestored %%tmm" #tmm ", (%0,%1,1)" ::"r"(base), "r"(std::int64_t(64)) : "memory")
+#define FW_TILE_ZERO(tmm) __asm__ volatile("tilezero %%tmm" #tmm ::)
+#define FW_TDPBF16PS(c, a, b) __asm__ volatile("tdpbf16ps %%tmm" #b ", %%tmm" #a ", %%tmm" #c ::)
+
 // Eight 16x64-byte tiles: four fp32 16x16 accumulators (tmm0-3) fed by two A
 // tiles (tmm4-5, 16x32 bf16) and two B tiles (tmm6-7, VNNI pairs) in a 2x2
 // block, so four independent TDPBF16PS chains cover the instruction's latency.
@@ -125,32 +137,32 @@ __attribute__((target("amx-tile,amx-bf16"))) double bf16_amx(Clock::time_point d
   }
   alignas(64) bf16_t operand[16 * 32];
   for (auto& e : operand) e = f32_to_bf16(1.0f / 1024.0f);
-  _tile_loadconfig(&cfg);
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  _tile_loadd(4, operand, 64);
-  _tile_loadd(5, operand, 64);
-  _tile_loadd(6, operand, 64);
-  _tile_loadd(7, operand, 64);
+  __asm__ volatile("ldtilecfg %0" ::"m"(cfg) : "memory");
+  FW_TILE_ZERO(0);
+  FW_TILE_ZERO(1);
+  FW_TILE_ZERO(2);
+  FW_TILE_ZERO(3);
+  FW_TILE_LOADD(4, operand);
+  FW_TILE_LOADD(5, operand);
+  FW_TILE_LOADD(6, operand);
+  FW_TILE_LOADD(7, operand);
   std::uint64_t iters = 0;
   do {
     for (int r = 0; r < kReps / 8; ++r) {
-      _tile_dpbf16ps(0, 4, 6);
-      _tile_dpbf16ps(1, 4, 7);
-      _tile_dpbf16ps(2, 5, 6);
-      _tile_dpbf16ps(3, 5, 7);
+      FW_TDPBF16PS(0, 4, 6);
+      FW_TDPBF16PS(1, 4, 7);
+      FW_TDPBF16PS(2, 5, 6);
+      FW_TDPBF16PS(3, 5, 7);
     }
     iters += kReps / 8;
   } while (Clock::now() < deadline);
   alignas(64) float out[16 * 16];
   float total = 0;
-  _tile_stored(0, out, 64);
+  FW_TILE_STORED(0, out);
   for (float v : out) total += v;
-  _tile_stored(3, out, 64);
+  FW_TILE_STORED(3, out);
   for (float v : out) total += v;
-  _tile_release();  // drop the tile state so later context switches stay cheap
+  __asm__ volatile("tilerelease" ::: "memory");  // drop the tile state so later context switches stay cheap
   g_sink = g_sink + total;
   return double(iters) * 4 * 16 * 16 * 32 * 2;
 }
@@ -174,27 +186,68 @@ bool request_amx(std::string& why) {
 
 using Kernel = double (*)(Clock::time_point);
 
-// Every thread runs the kernel until one shared deadline; the rate is total
-// work over the wall time from the common start to the last thread's finish.
+// Every thread runs the kernel back to back in short calls for `seconds`,
+// logging each call's start, end and work; no barrier interrupts the run. The
+// point's rate is the best aggregate throughput over any kWindow-long stretch:
+// the work of all calls that lie inside the window, from all threads, over the
+// span from the earliest such start to the latest such end. Work is thus only
+// credited to time in which it really ran concurrently (never overstated), and
+// other processes' interference, which on a busy machine hits most windows,
+// lowers the figure only if it hits all of them.
+constexpr double kCall = 0.00025;   // ~10^5-10^6 cycles: setup and clock reads cost < 1%
+constexpr double kWindow = 0.004;   // one scheduler tick at HZ=250
+
+struct Call {
+  Clock::time_point start, end;
+  double flop;
+};
+
+double best_window_rate(std::vector<Call>& calls) {
+  std::sort(calls.begin(), calls.end(), [](const Call& x, const Call& y) { return x.start < y.start; });
+  const auto window = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kWindow));
+  double best = 0;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const Clock::time_point limit = calls[i].start + window;
+    Clock::time_point last = calls[i].start;
+    double flop = 0;
+    for (std::size_t j = i; j < calls.size() && calls[j].start < limit; ++j) {
+      if (calls[j].end > limit) continue;
+      flop += calls[j].flop;
+      last = std::max(last, calls[j].end);
+    }
+    const double span = std::chrono::duration<double>(last - calls[i].start).count();
+    if (span > 0) best = std::max(best, flop / span);
+  }
+  return best;
+}
+
 PeakResult run_point(const char* dtype, const char* isa, Kernel kernel, int threads, double seconds) {
-  double flop = 0;
+  const auto to_duration = [](double s) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  };
+  std::vector<std::vector<Call>> logs(static_cast<std::size_t>(threads));
   int ran = 0;
-  Clock::time_point start, deadline, end;
-#pragma omp parallel num_threads(threads) reduction(+ : flop)
+  Clock::time_point stop;
+#pragma omp parallel num_threads(threads)
   {
+    std::vector<Call>& log = logs[std::size_t(omp_get_thread_num())];
+    log.reserve(std::size_t(seconds / kCall) + 16);
 #pragma omp single
     {
       ran = omp_get_num_threads();
-      start = Clock::now();
-      deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-    }  // implicit barrier: nobody starts before the deadline is set
-    flop += kernel(deadline);
-#pragma omp barrier
-#pragma omp single
-    end = Clock::now();
+      stop = Clock::now() + to_duration(seconds);
+    }  // implicit barrier: everyone starts together
+    Clock::time_point now = Clock::now();
+    while (now < stop) {
+      const Clock::time_point start = now;
+      const double flop = kernel(start + to_duration(kCall));
+      now = Clock::now();
+      log.push_back({start, now, flop});
+    }
   }
-  const double elapsed = std::chrono::duration<double>(end - start).count();
-  return {dtype, ran, elapsed > 0 ? flop / elapsed : 0.0, isa, {}};
+  std::vector<Call> all;
+  for (const auto& log : logs) all.insert(all.end(), log.begin(), log.end());
+  return {dtype, ran, best_window_rate(all), isa, {}};
 }
 
 void sweep(std::vector<PeakResult>& out, const char* dtype, const char* isa, Kernel kernel, double seconds) {

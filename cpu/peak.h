@@ -17,7 +17,9 @@ struct PeakResult {
 
 // fp32 FMA (AVX-512, else AVX2, chosen at run time), then bf16 with AVX512-BF16
 // (vdpbf16ps) and AMX (TDPBF16PS), each for threads = 1..omp_get_max_threads(),
-// about `seconds_per_point` each. ISAs this CPU or kernel lacks yield one row
+// about `seconds_per_point` each; a point's rate is the best aggregate
+// throughput over any 4 ms window of that time (robust to other processes;
+// see peak.cpp). ISAs this CPU or kernel lacks yield one row
 // with threads = 0, flop_per_s = 0 and the reason in `note`; nothing throws.
 // FLOP counts: FMA 2 per lane; vdpbf16ps 4 per fp32 lane (two products, two
 // adds); TDPBF16PS on a 16x16 fp32 tile with K = 32 bf16: 16*16*32*2.

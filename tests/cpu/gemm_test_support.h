@@ -24,8 +24,9 @@ constexpr float kPadding = 12345.0f;
 // a backend that reads C although beta is 0 then fails verification.
 Operands make_operands(const GemmDesc& d, std::uint64_t seed);
 
-// (M, N, K) with 1, 7, 65, 257 and mixtures, x every layout x alpha/beta
-// variants x tight and padded leading dimensions.
+// (M, N, K) with 1, 7, 65, 257 and mixtures, x every layout, each plain
+// (alpha 1, beta 0, tight) and in two variants with other alpha/beta pairs and
+// padded or tight leading dimensions (each layout meets every combination).
 std::vector<GemmDesc> awkward_cases(DType dtype_in);
 
 struct CheckResult {
