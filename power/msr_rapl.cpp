@@ -38,13 +38,28 @@ std::string hex(std::uint32_t v) {
 
 // One domain: a 32-bit energy status register on one or more CPUs (AMD core
 // energy is per physical core; the domain is their sum, each unwrapped alone).
+class FileMsrAccess final : public MsrAccess {
+ public:
+  explicit FileMsrAccess(std::string root) : root_(std::move(root)) {}
+  int open(int cpu) override {
+    const int fd = ::open(under_root(root_, "/dev/cpu/" + std::to_string(cpu) + "/msr").c_str(), O_RDONLY | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+  }
+  bool read(int fd, std::uint32_t reg, std::uint64_t& v, int& err) override { return pread_msr(fd, reg, v, err); }
+  void close(int fd) override { ::close(fd); }
+
+ private:
+  std::string root_;
+};
+
 class MsrSource final : public SourceBase {
  public:
-  MsrSource(std::string id, std::string domain, std::vector<int> fds, std::uint32_t reg, double unit_j)
-      : SourceBase(std::move(id), std::move(domain), Kind::Counter, kRaplUpdateS),
+  MsrSource(std::string id, std::string domain, std::shared_ptr<MsrAccess> access, std::vector<int> fds,
+            std::uint32_t reg, double unit_j)
+      : SourceBase(std::move(id), std::move(domain), Kind::Counter, kRaplUpdateS), access_(std::move(access)),
         fds_(std::move(fds)), reg_(reg), unit_j_(unit_j), unwrap_(fds_.size(), CounterUnwrap(kModulus32)) {}
   ~MsrSource() override {
-    for (int fd : fds_) ::close(fd);
+    for (int fd : fds_) access_->close(fd);
   }
 
   std::optional<Sample> read() override {
@@ -53,7 +68,7 @@ class MsrSource final : public SourceBase {
     for (std::size_t i = 0; i < fds_.size(); ++i) {
       std::uint64_t v = 0;
       int err = 0;
-      if (!pread_msr(fds_[i], reg_, v, err)) {
+      if (!access_->read(fds_[i], reg_, v, err)) {
         set_error("MSR " + hex(reg_) + ": " + errno_text(err));
         return std::nullopt;
       }
@@ -68,6 +83,7 @@ class MsrSource final : public SourceBase {
   }
 
  private:
+  std::shared_ptr<MsrAccess> access_;
   std::vector<int> fds_;
   std::uint32_t reg_;
   double unit_j_;
@@ -127,7 +143,10 @@ bool intel_dram_fixed_unit(int family, int model) {
   return false;
 }
 
-void probe_msr_rapl(const std::string& root, Discovery& d) {
+std::shared_ptr<MsrAccess> file_msr_access(const std::string& root) { return std::make_shared<FileMsrAccess>(root); }
+
+void probe_msr_rapl(const std::string& root, Discovery& d, std::shared_ptr<MsrAccess> access) {
+  if (!access) access = file_msr_access(root);
   auto missing = [&](const std::string& id, std::string reason, std::string fix) {
     SourceStatus s;
     s.id = id;
@@ -156,10 +175,14 @@ void probe_msr_rapl(const std::string& root, Discovery& d) {
     cpus.push_back({int(c), int(read_int(topo + "physical_package_id").value_or(0)),
                     int(read_int(topo + "core_id").value_or(c))});
   }
-  if (cpus.empty() || !path_exists(msr_path(root, cpus.front().cpu))) {
-    const std::string p = msr_path(root, cpus.empty() ? 0 : cpus.front().cpu);
-    missing("rapl-msr:*", "msr module not loaded (" + p + " missing)", kMsrFix);
-    return;
+  if (cpus.empty()) cpus.push_back({0, 0, 0});
+  {
+    const int h = access->open(cpus.front().cpu);
+    if (h == -ENOENT || h == -ENXIO || h == -ENODEV) {
+      missing("rapl-msr:*", "msr module not loaded (" + msr_path(root, cpus.front().cpu) + " missing)", kMsrFix);
+      return;
+    }
+    if (h >= 0) access->close(h);
   }
   std::map<int, int> package_cpu;                   // package -> first cpu
   std::map<std::pair<int, int>, int> core_cpu;      // (package, core) -> first cpu
@@ -168,9 +191,9 @@ void probe_msr_rapl(const std::string& root, Discovery& d) {
     core_cpu.emplace(std::make_pair(c.package, c.core), c.cpu);
   }
   auto open_msr = [&](int c, int& err) {
-    const int fd = ::open(msr_path(root, c).c_str(), O_RDONLY | O_CLOEXEC);
-    err = fd < 0 ? errno : 0;
-    return fd;
+    const int h = access->open(c);
+    err = h < 0 ? -h : 0;
+    return h;
   };
   auto open_reason = [&](int c, int err) {
     if (err == EACCES || err == EPERM)
@@ -203,15 +226,15 @@ void probe_msr_rapl(const std::string& root, Discovery& d) {
       continue;
     }
     std::uint64_t unit = 0;
-    if (!pread_msr(ufd, unit_reg, unit, err)) {
-      ::close(ufd);
+    if (!access->read(ufd, unit_reg, unit, err)) {
+      access->close(ufd);
       missing("rapl-msr:*-" + std::to_string(pkg),
               "cannot read the RAPL unit register " + hex(unit_reg) + ": " + errno_text(err) +
                   (err == EIO ? " (not implemented by this CPU)" : ""),
               "none: this CPU (or its hypervisor) does not implement RAPL MSRs");
       continue;
     }
-    ::close(ufd);
+    access->close(ufd);
     const double unit_j = rapl_energy_unit_j(unit);
     std::vector<std::string> pkg_children;
     std::size_t pkg_status = SIZE_MAX;
@@ -243,7 +266,7 @@ void probe_msr_rapl(const std::string& root, Discovery& d) {
         }
         fds.push_back(fd);
         std::uint64_t v = 0;
-        if (!pread_msr(fd, def.reg, v, err)) {
+        if (!access->read(fd, def.reg, v, err)) {
           problem = "MSR " + hex(def.reg) + " on cpu " + std::to_string(c) + ": " + errno_text(err) +
                     (err == EIO ? " (this CPU does not implement the " + std::string(def.domain) + " domain)" : "");
           fix = "none: the domain does not exist on this CPU";
@@ -260,7 +283,7 @@ void probe_msr_rapl(const std::string& root, Discovery& d) {
       note << "MSR " << hex(def.reg) << " on " << cpu_list.size() << " cpu(s), " << dom_unit * 1e6 << " uJ/count";
       s.note = note.str();
       if (!problem.empty()) {
-        for (int fd : fds) ::close(fd);
+        for (int fd : fds) access->close(fd);
         s.reason = problem;
         s.fix = fix;
         d.status.push_back(std::move(s));
@@ -270,7 +293,7 @@ void probe_msr_rapl(const std::string& root, Discovery& d) {
       if (def.reg == msr::kIntelPP0 || def.reg == msr::kIntelPP1 || def.reg == msr::kAmdCore)
         pkg_children.push_back(s.id);
       if (std::string(def.domain) == "package") pkg_status = d.status.size();
-      d.sources.push_back(std::make_unique<MsrSource>(s.id, s.domain, fds, def.reg, dom_unit));
+      d.sources.push_back(std::make_unique<MsrSource>(s.id, s.domain, access, fds, def.reg, dom_unit));
       d.status.push_back(std::move(s));
     }
     if (pkg_status != SIZE_MAX) d.status[pkg_status].contains = pkg_children;

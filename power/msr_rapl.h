@@ -3,6 +3,7 @@
 // wrap, energy unit from the unit register.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "power/source.h"
@@ -35,6 +36,18 @@ double rapl_energy_unit_j(std::uint64_t unit_register);
 // Intel server parts whose DRAM domain counts in fixed 15.3 uJ units regardless of the unit register.
 bool intel_dram_fixed_unit(int family, int model);
 
-void probe_msr_rapl(const std::string& root, Discovery& d);
+// The device beneath: /dev/cpu/N/msr read with pread at offset = register.
+// Swappable because a regular file cannot hold adjacent registers (AMD's
+// unit, core and package MSRs are one apart and would overlap).
+class MsrAccess {
+ public:
+  virtual ~MsrAccess() = default;
+  virtual int open(int cpu) = 0;  // a handle, or -errno
+  virtual bool read(int handle, std::uint32_t reg, std::uint64_t& value, int& err) = 0;
+  virtual void close(int handle) = 0;
+};
+std::shared_ptr<MsrAccess> file_msr_access(const std::string& root);
+
+void probe_msr_rapl(const std::string& root, Discovery& d, std::shared_ptr<MsrAccess> access = nullptr);
 
 }  // namespace flopwatt::power

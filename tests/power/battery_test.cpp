@@ -1,0 +1,136 @@
+#include "power/battery.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "fixture_tree.h"
+
+using namespace flopwatt::power;
+using flopwatt::power::testing::FixtureTree;
+
+namespace {
+
+const char* kBat = "sys/class/power_supply/BAT0/";
+
+const SourceStatus* status(const Discovery& d, const std::string& id) {
+  for (const auto& s : d.status)
+    if (s.id == id) return &s;
+  return nullptr;
+}
+PowerSource* source(const Discovery& d, const std::string& id) {
+  for (const auto& s : d.sources)
+    if (s->id() == id) return s.get();
+  return nullptr;
+}
+
+void battery(const FixtureTree& t, const std::string& status) {
+  t.write(std::string(kBat) + "type", "Battery\n");
+  t.write(std::string(kBat) + "status", status + "\n");
+  t.write(std::string(kBat) + "present", "1\n");
+}
+
+}  // namespace
+
+TEST(Battery, PowerNowOnly) {
+  FixtureTree t;
+  battery(t, "Discharging");
+  t.write(std::string(kBat) + "power_now", "12500000\n");
+  Discovery d;
+  probe_battery(t.root(), d);
+  PowerSource* b = source(d, "battery:BAT0");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->kind(), Kind::Gauge);
+  EXPECT_EQ(b->domain(), "battery");
+  EXPECT_DOUBLE_EQ(b->read()->value, 12.5);
+  EXPECT_NE(status(d, "battery:BAT0")->note.find("power_now"), std::string::npos);
+  const SourceStatus* e = status(d, "battery-energy:BAT0");
+  ASSERT_TRUE(e);
+  EXPECT_FALSE(e->available);
+  EXPECT_NE(e->reason.find("energy_now"), std::string::npos);
+}
+
+TEST(Battery, NegativePowerNowIsAMagnitude) {
+  FixtureTree t;
+  battery(t, "Discharging");
+  t.write(std::string(kBat) + "power_now", "-8000000\n");  // some drivers sign the discharge
+  Discovery d;
+  probe_battery(t.root(), d);
+  EXPECT_DOUBLE_EQ(source(d, "battery:BAT0")->read()->value, 8.0);
+}
+
+TEST(Battery, CurrentTimesVoltageOnly) {
+  FixtureTree t;
+  battery(t, "Discharging");
+  t.write(std::string(kBat) + "current_now", "1500000\n");   // 1.5 A
+  t.write(std::string(kBat) + "voltage_now", "11400000\n");  // 11.4 V
+  Discovery d;
+  probe_battery(t.root(), d);
+  PowerSource* b = source(d, "battery:BAT0");
+  ASSERT_TRUE(b);
+  EXPECT_NEAR(b->read()->value, 17.1, 1e-9);
+  EXPECT_NE(status(d, "battery:BAT0")->note.find("current_now x voltage_now"), std::string::npos);
+}
+
+TEST(Battery, EnergyNowOnlyGivesPowerAfterTwoChanges) {
+  FixtureTree t;
+  battery(t, "Discharging");
+  t.write(std::string(kBat) + "energy_now", "40000000\n");
+  Discovery d;
+  probe_battery(t.root(), d);
+  EXPECT_FALSE(status(d, "battery:BAT0")->available);
+  PowerSource* e = source(d, "battery-energy:BAT0");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind(), Kind::Gauge);
+  EXPECT_FALSE(e->read());  // no change seen yet
+  t.write(std::string(kBat) + "energy_now", "39990000\n");
+  EXPECT_FALSE(e->read());  // first change: its start time is unknown
+  const auto t0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  t.write(std::string(kBat) + "energy_now", "39988000\n");  // 2000 uWh = 7.2 J
+  auto s = e->read();
+  const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(s);
+  // 7.2 J over the ~200 ms between the two observed changes.
+  EXPECT_NEAR(s->value, 7.2 / dt, 7.2 / dt * 0.05);
+  auto again = e->read();  // no new change: the estimate holds
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->value, s->value);
+}
+
+TEST(Battery, ChargeNowTimesVoltage) {
+  FixtureTree t;
+  battery(t, "Discharging");
+  t.write(std::string(kBat) + "charge_now", "3000000\n");
+  t.write(std::string(kBat) + "voltage_now", "10000000\n");
+  Discovery d;
+  probe_battery(t.root(), d);
+  EXPECT_TRUE(status(d, "battery-energy:BAT0")->available);
+  EXPECT_NE(status(d, "battery-energy:BAT0")->note.find("charge_now"), std::string::npos);
+}
+
+TEST(Battery, ChargingIsSaidSo) {
+  FixtureTree t;
+  battery(t, "Charging");
+  t.write(std::string(kBat) + "power_now", "20000000\n");
+  Discovery d;
+  probe_battery(t.root(), d);
+  EXPECT_NE(status(d, "battery:BAT0")->note.find("going into the battery"), std::string::npos);
+  EXPECT_DOUBLE_EQ(source(d, "battery:BAT0")->read()->value, 20.0);
+}
+
+TEST(Battery, PeripheralBatteriesAndAdaptersAreNotSources) {
+  FixtureTree t;
+  t.write("sys/class/power_supply/hidpp_battery_0/type", "Battery\n");
+  t.write("sys/class/power_supply/hidpp_battery_0/scope", "Device\n");
+  t.write("sys/class/power_supply/hidpp_battery_0/power_now", "1\n");
+  t.write("sys/class/power_supply/AC/type", "Mains\n");
+  t.write("sys/class/power_supply/AC/online", "1\n");
+  Discovery d;
+  probe_battery(t.root(), d);
+  EXPECT_TRUE(d.sources.empty());
+  ASSERT_EQ(d.status.size(), 1u);
+  EXPECT_EQ(d.status[0].id, "battery:*");
+  EXPECT_NE(d.status[0].reason.find("no battery"), std::string::npos);
+}

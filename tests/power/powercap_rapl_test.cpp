@@ -1,0 +1,178 @@
+#include "power/powercap_rapl.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "fixture_tree.h"
+
+using namespace flopwatt::power;
+using flopwatt::power::testing::FixtureTree;
+
+namespace {
+
+void zone(const FixtureTree& t, const std::string& dir, const std::string& name, std::uint64_t uj,
+          std::uint64_t max = 262143328850ull) {
+  const std::string p = "sys/class/powercap/" + dir + "/";
+  t.write(p + "name", name + "\n");
+  t.write(p + "energy_uj", std::to_string(uj) + "\n");
+  t.write(p + "max_energy_range_uj", std::to_string(max) + "\n");
+}
+
+const SourceStatus* find(const Discovery& d, const std::string& id) {
+  for (const auto& s : d.status)
+    if (s.id == id) return &s;
+  return nullptr;
+}
+
+PowerSource* source(const Discovery& d, const std::string& id) {
+  for (const auto& s : d.sources)
+    if (s->id() == id) return s.get();
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(Powercap, ZonesSubzonesIdsDomainsAndContainment) {
+  FixtureTree t;
+  t.write("sys/class/powercap/intel-rapl/enabled", "1\n");  // the control type, not a zone
+  zone(t, "intel-rapl:0", "package-0", 1000);
+  zone(t, "intel-rapl:0:0", "core", 2000);
+  zone(t, "intel-rapl:0:1", "uncore", 3000);
+  zone(t, "intel-rapl:0:2", "dram", 3500);
+  zone(t, "intel-rapl:1", "psys", 4000);
+  Discovery d;
+  probe_powercap(t.root(), d);
+  ASSERT_EQ(d.sources.size(), 5u);
+  const SourceStatus* pkg = find(d, "rapl-powercap:package-0");
+  ASSERT_TRUE(pkg);
+  EXPECT_TRUE(pkg->available);
+  EXPECT_EQ(pkg->domain, "package");
+  EXPECT_EQ(pkg->kind, Kind::Counter);
+  // Package contains core and uncore but not DRAM, a separate rail.
+  EXPECT_EQ(pkg->contains, (std::vector<std::string>{"rapl-powercap:core-0", "rapl-powercap:uncore-0"}));
+  ASSERT_TRUE(find(d, "rapl-powercap:core-0"));
+  EXPECT_EQ(find(d, "rapl-powercap:core-0")->domain, "core");
+  EXPECT_EQ(find(d, "rapl-powercap:dram-0")->domain, "dram");
+  const SourceStatus* psys = find(d, "rapl-powercap:psys-0");
+  ASSERT_TRUE(psys);
+  EXPECT_EQ(psys->domain, "psys");
+  EXPECT_EQ(psys->contains, std::vector<std::string>{"rapl-powercap:package-0"});
+}
+
+TEST(Powercap, SecondPackageSubzonesTakeItsIndex) {
+  FixtureTree t;
+  zone(t, "intel-rapl:0", "package-0", 1);
+  zone(t, "intel-rapl:1", "package-1", 2);
+  zone(t, "intel-rapl:1:0", "dram", 3);
+  Discovery d;
+  probe_powercap(t.root(), d);
+  EXPECT_TRUE(find(d, "rapl-powercap:package-1"));
+  EXPECT_TRUE(find(d, "rapl-powercap:dram-1"));
+}
+
+TEST(Powercap, MmioDuplicateIsListedButNotSampled) {
+  FixtureTree t;
+  zone(t, "intel-rapl:0", "package-0", 1000);
+  zone(t, "intel-rapl-mmio:0", "package-0", 1000);
+  Discovery d;
+  probe_powercap(t.root(), d);
+  ASSERT_EQ(d.sources.size(), 1u);
+  EXPECT_EQ(d.sources[0]->id(), "rapl-powercap:package-0");
+  const SourceStatus* dup = find(d, "rapl-powercap:package-0@intel-rapl-mmio:0");
+  ASSERT_TRUE(dup);
+  EXPECT_FALSE(dup->available);
+  EXPECT_NE(dup->reason.find("duplicate of zone intel-rapl:0"), std::string::npos);
+  EXPECT_NE(dup->reason.find("double"), std::string::npos);
+}
+
+TEST(Powercap, PerDieCopyOfAPackageCounterIsDetected) {
+  FixtureTree t;
+  zone(t, "intel-rapl:0", "package-0-die-0", 777777);
+  zone(t, "intel-rapl:1", "package-0-die-1", 777777);  // the same counter
+  zone(t, "intel-rapl:2", "package-1-die-0", 5);
+  zone(t, "intel-rapl:3", "package-1-die-1", 9);       // a real second die
+  Discovery d;
+  probe_powercap(t.root(), d);
+  EXPECT_TRUE(find(d, "rapl-powercap:package-0-die-0")->available);
+  const SourceStatus* copy = find(d, "rapl-powercap:package-0-die-1");
+  ASSERT_TRUE(copy);
+  EXPECT_FALSE(copy->available);
+  EXPECT_NE(copy->reason.find("per-die copy"), std::string::npos);
+  EXPECT_TRUE(find(d, "rapl-powercap:package-1-die-1")->available);
+  EXPECT_EQ(d.sources.size(), 3u);
+}
+
+TEST(Powercap, WrapAtMaxEnergyRange) {
+  FixtureTree t;
+  const std::uint64_t max = 1'000'000;  // counts 0..1e6 uJ
+  zone(t, "intel-rapl:0", "package-0", 900'000, max);
+  Discovery d;
+  probe_powercap(t.root(), d);
+  PowerSource* s = source(d, "rapl-powercap:package-0");
+  ASSERT_TRUE(s);
+  auto a = s->read();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->value, 0.0);
+  t.write("sys/class/powercap/intel-rapl:0/energy_uj", "999000\n");
+  EXPECT_NEAR(s->read()->value, 0.099, 1e-12);
+  t.write("sys/class/powercap/intel-rapl:0/energy_uj", "49000\n");  // wrapped: +1001 + 49000 uJ
+  EXPECT_NEAR(s->read()->value, 0.099 + 0.050001, 1e-12);
+  t.write("sys/class/powercap/intel-rapl:0/energy_uj", "60000\n");
+  EXPECT_NEAR(s->read()->value, 0.160001, 1e-12);
+}
+
+TEST(Powercap, UnreadableEnergyFileFailsTheReadNotTheProcess) {
+  FixtureTree t;
+  zone(t, "intel-rapl:0", "package-0", 10);
+  Discovery d;
+  probe_powercap(t.root(), d);
+  ASSERT_EQ(d.sources.size(), 1u);
+  ::unlink(t.path("sys/class/powercap/intel-rapl:0/energy_uj").c_str());
+  EXPECT_FALSE(d.sources[0]->read());
+  EXPECT_NE(d.sources[0]->last_error().find("ENOENT"), std::string::npos);
+}
+
+TEST(Powercap, PermissionDeniedReasonAndFix) {
+  // The message itself, as an EACCES from open() produces it.
+  const std::string r = powercap_read_reason(EACCES, "/sys/class/powercap/intel-rapl:0/energy_uj");
+  EXPECT_NE(r.find("readable by root only"), std::string::npos);
+  EXPECT_NE(r.find("CVE-2020-8694"), std::string::npos);
+  EXPECT_NE(powercap_read_fix(EACCES).find("scripts/setup-permissions.sh"), std::string::npos);
+  EXPECT_EQ(powercap_read_reason(EIO, "x").find("readable by root only"), std::string::npos);
+}
+
+TEST(Powercap, PermissionDeniedThroughTheFilesystem) {
+  if (geteuid() == 0)
+    GTEST_SKIP() << "running as root, which ignores file modes; the unprivileged case runs in "
+                    "power_process_tests (setpriv) and the message is checked above";
+  FixtureTree t;
+  zone(t, "intel-rapl:0", "package-0", 10);
+  ::chmod(t.path("sys/class/powercap/intel-rapl:0/energy_uj").c_str(), 0);
+  Discovery d;
+  probe_powercap(t.root(), d);
+  EXPECT_TRUE(d.sources.empty());
+  ASSERT_EQ(d.status.size(), 1u);
+  EXPECT_NE(d.status[0].reason.find("readable by root only"), std::string::npos);
+  EXPECT_NE(d.status[0].fix.find("setup-permissions.sh"), std::string::npos);
+}
+
+TEST(Powercap, NoPowercapExplainsWhy) {
+  FixtureTree t;
+  Discovery d;
+  probe_powercap(t.root(), d);
+  ASSERT_EQ(d.status.size(), 1u);
+  EXPECT_EQ(d.status[0].id, "rapl-powercap:*");
+  EXPECT_FALSE(d.status[0].available);
+  EXPECT_NE(d.status[0].reason.find("powercap"), std::string::npos);
+  EXPECT_FALSE(d.status[0].fix.empty());
+
+  t.write("sys/class/powercap/intel-rapl/enabled", "1\n");  // control type only, no zones
+  Discovery d2;
+  probe_powercap(t.root(), d2);
+  ASSERT_EQ(d2.status.size(), 1u);
+  EXPECT_NE(d2.status[0].reason.find("no RAPL zones"), std::string::npos);
+}

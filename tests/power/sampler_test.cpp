@@ -1,0 +1,145 @@
+#include "power/sampler.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "fake_counter.h"
+#include "fixture_tree.h"
+#include "power/battery.h"
+#include "power/powercap_rapl.h"
+
+using namespace flopwatt::power;
+using flopwatt::power::testing::FakeCounter;
+using flopwatt::power::testing::FixtureTree;
+
+namespace {
+
+void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
+
+void package_zone(const FixtureTree& t, std::uint64_t max_uj) {
+  t.write("sys/class/powercap/intel-rapl:0/name", "package-0\n");
+  t.write("sys/class/powercap/intel-rapl:0/max_energy_range_uj", std::to_string(max_uj) + "\n");
+  t.write("sys/class/powercap/intel-rapl:0/energy_uj", "0\n");
+}
+
+}  // namespace
+
+TEST(Sampler, FakeCounterAtKnownPowerWithinOnePercentAcrossWraps) {
+  FixtureTree t;
+  const std::uint64_t max_uj = 20'000'000;  // wraps every second at 20 W
+  package_zone(t, max_uj);
+  FakeCounter fake(t, "sys/class/powercap/intel-rapl:0/energy_uj", 20.0, max_uj, 19'000'000);
+  Discovery d;
+  probe_powercap(t.root(), d);
+  ASSERT_EQ(d.sources.size(), 1u);
+  Sampler s(std::move(d.sources), 0.010);
+  s.start();
+  sleep_s(0.1);
+  const std::int64_t t0 = Sampler::now_ns();
+  sleep_s(1.5);
+  const std::int64_t t1 = Sampler::now_ns();
+  const WindowEnergy w = s.energy("rapl-powercap:package-0", t0, t1);
+  s.stop();
+  std::printf("[ measured ] fake counter at 20.000 W read as %.4f W over %.3f s (%zu samples)\n", w.avg_power_w,
+              double(t1 - t0) * 1e-9, w.samples);
+  EXPECT_NEAR(w.avg_power_w, 20.0, 0.2);
+  EXPECT_FALSE(w.low_confidence) << w.why_low;
+  EXPECT_GT(w.samples, 100u);
+  EXPECT_TRUE(s.sources()[0]->interval_measured());
+  EXPECT_LT(s.sources()[0]->update_interval_s(), 0.05);  // about the 10 ms period
+}
+
+TEST(Sampler, GaugeIntegratedAndShortWindowFlagged) {
+  FixtureTree t;
+  t.write("sys/class/power_supply/BAT0/type", "Battery\n");
+  t.write("sys/class/power_supply/BAT0/status", "Discharging\n");
+  t.write("sys/class/power_supply/BAT0/power_now", "12500000\n");
+  Discovery d;
+  probe_battery(t.root(), d);
+  ASSERT_EQ(d.sources.size(), 1u);
+  Sampler s(std::move(d.sources), 0.010);
+  s.start();
+  const std::int64_t t0 = Sampler::now_ns();
+  sleep_s(0.6);
+  const std::int64_t t1 = Sampler::now_ns();
+  // Asked at once: must wait for the read after t1 (the gauge is read every 250 ms).
+  const WindowEnergy w = s.energy("battery:BAT0", t0, t1);
+  auto drained = s.drain_samples();
+  s.stop();
+  ASSERT_EQ(drained.size(), 1u);
+  ASSERT_FALSE(drained[0].samples.empty());
+  EXPECT_GE(drained[0].samples.back().t_ns, t1);
+  EXPECT_EQ(drained[0].unit, "W");
+  EXPECT_NEAR(w.avg_power_w, 12.5, 1e-9);
+  EXPECT_NEAR(w.j, 12.5 * double(t1 - t0) * 1e-9, 1e-9);
+  EXPECT_TRUE(w.low_confidence);  // 0.6 s < 3 x the 1 s nominal battery interval
+  EXPECT_NE(w.why_low.find("update interval"), std::string::npos) << w.why_low;
+  // Read no faster than a quarter of the update interval, not every 10 ms.
+  EXPECT_LE(drained[0].samples.size(), 5u);
+}
+
+TEST(Sampler, ReadFailuresShowAsAGap) {
+  FixtureTree t;
+  package_zone(t, 1'000'000'000);
+  FakeCounter fake(t, "sys/class/powercap/intel-rapl:0/energy_uj", 10.0, 1'000'000'000, 0);
+  Discovery d;
+  probe_powercap(t.root(), d);
+  Sampler s(std::move(d.sources), 0.010);
+  s.start();
+  sleep_s(0.05);
+  const std::int64_t t0 = Sampler::now_ns();
+  sleep_s(0.2);
+  fake.pause(true);
+  ::unlink(t.path("sys/class/powercap/intel-rapl:0/energy_uj").c_str());
+  sleep_s(0.1);
+  fake.pause(false);
+  sleep_s(0.2);
+  const std::int64_t t1 = Sampler::now_ns();
+  const WindowEnergy w = s.energy("rapl-powercap:package-0", t0, t1);
+  s.stop();
+  EXPECT_TRUE(w.low_confidence);
+  EXPECT_NE(w.why_low.find("sampling gap"), std::string::npos) << w.why_low;
+  EXPECT_NEAR(w.avg_power_w, 10.0, 0.3);  // the counter kept counting through the gap
+}
+
+TEST(Sampler, DrainIsIncrementalAndStopTakesAFinalSample) {
+  FixtureTree t;
+  package_zone(t, 1'000'000'000);
+  FakeCounter fake(t, "sys/class/powercap/intel-rapl:0/energy_uj", 5.0, 1'000'000'000, 0);
+  Discovery d;
+  probe_powercap(t.root(), d);
+  Sampler s(std::move(d.sources), 0.010);
+  s.start();
+  sleep_s(0.1);
+  auto a = s.drain_samples();
+  sleep_s(0.1);
+  const std::int64_t before_stop = Sampler::now_ns();
+  s.stop();
+  auto b = s.drain_samples();
+  auto c = s.drain_samples();
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_GE(a[0].samples.size(), 5u);
+  EXPECT_GE(b[0].samples.size(), 5u);
+  EXPECT_TRUE(c[0].samples.empty());
+  EXPECT_GT(b[0].samples.front().t_ns, a[0].samples.back().t_ns);
+  EXPECT_GE(b[0].samples.back().t_ns, before_stop);
+  for (std::size_t i = 1; i < b[0].samples.size(); ++i) {
+    EXPECT_GT(b[0].samples[i].t_ns, b[0].samples[i - 1].t_ns);
+    EXPECT_GE(b[0].samples[i].value, b[0].samples[i - 1].value);
+  }
+  EXPECT_FALSE(s.running());
+}
+
+TEST(Sampler, UnknownSourceAndNoSources) {
+  Sampler empty({}, 0.01);
+  empty.start();
+  EXPECT_FALSE(empty.running());
+  const WindowEnergy w = empty.energy("rapl-powercap:package-0", 0, 1000);
+  EXPECT_TRUE(w.low_confidence);
+  EXPECT_NE(w.why_low.find("unknown source"), std::string::npos);
+  empty.stop();
+}

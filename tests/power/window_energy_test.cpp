@@ -1,0 +1,104 @@
+#include "power/window_energy.h"
+
+#include <gtest/gtest.h>
+
+using namespace flopwatt::power;
+
+namespace {
+
+constexpr std::int64_t kMs = 1'000'000;
+
+// A counter sampled every 10 ms under constant power p (J since t = 0).
+std::vector<Sample> counter(double p, std::int64_t from_ms, std::int64_t to_ms, std::int64_t step_ms = 10) {
+  std::vector<Sample> s;
+  for (std::int64_t t = from_ms; t <= to_ms; t += step_ms) s.push_back({t * kMs, p * double(t) * 1e-3});
+  return s;
+}
+
+const WindowRules kFast{0.001, 0.010};
+
+}  // namespace
+
+TEST(WindowEnergy, CounterInterpolatedAtTheEdges) {
+  auto s = counter(20.0, 0, 2000);
+  // Edges fall between samples (t = 1003 ms and 1507 ms).
+  WindowEnergy w = integrate_window(s, Kind::Counter, 1003 * kMs, 1507 * kMs, kFast);
+  EXPECT_NEAR(w.j, 20.0 * 0.504, 1e-9);
+  EXPECT_NEAR(w.avg_power_w, 20.0, 1e-9);
+  EXPECT_FALSE(w.low_confidence) << w.why_low;
+  EXPECT_EQ(w.samples, 50u);
+}
+
+TEST(WindowEnergy, GaugeTrapezoidIsExactOnARamp) {
+  // Power ramps 10 W -> 30 W over 1 s, sampled every 10 ms: energy 20 J.
+  std::vector<Sample> s;
+  for (int t = 0; t <= 1000; t += 10) s.push_back({t * kMs, 10.0 + 20.0 * t / 1000.0});
+  WindowEnergy w = integrate_window(s, Kind::Gauge, 0, 1000 * kMs, {0.01, 0.01});
+  EXPECT_NEAR(w.j, 20.0, 1e-9);
+  // A window inside, edges between samples: 0.25 s .. 0.755 s.
+  WindowEnergy in = integrate_window(s, Kind::Gauge, 250 * kMs, 755 * kMs, {0.01, 0.01});
+  const auto p = [](double t) { return 10.0 + 20.0 * t; };
+  EXPECT_NEAR(in.j, 0.5 * (p(0.25) + p(0.755)) * 0.505, 1e-9);
+}
+
+TEST(WindowEnergy, GaugeStepBetweenSparseSamples) {
+  // 5 W then 15 W, the change seen between reads 1 s apart: linear in between.
+  std::vector<Sample> s{{0, 5.0}, {1000 * kMs, 5.0}, {2000 * kMs, 15.0}, {3000 * kMs, 15.0}};
+  WindowEnergy w = integrate_window(s, Kind::Gauge, 0, 3000 * kMs, {1.0, 1.0});
+  EXPECT_NEAR(w.j, 5 + 10 + 15, 1e-9);
+  EXPECT_FALSE(w.low_confidence) << w.why_low;
+}
+
+TEST(WindowEnergy, ShortWindowForASlowGaugeIsLowConfidence) {
+  std::vector<Sample> s;
+  for (int t = 0; t <= 3000; t += 250) s.push_back({t * kMs, 8.0});
+  WindowEnergy w = integrate_window(s, Kind::Gauge, 500 * kMs, 1300 * kMs, {1.0, 0.25});
+  EXPECT_NEAR(w.j, 8.0 * 0.8, 1e-9);
+  EXPECT_TRUE(w.low_confidence);
+  EXPECT_NE(w.why_low.find("window 0.8 s < 3 x 1 s update interval"), std::string::npos) << w.why_low;
+  WindowEnergy ok = integrate_window(s, Kind::Gauge, 0, 3000 * kMs, {1.0, 0.25});
+  EXPECT_FALSE(ok.low_confidence) << ok.why_low;
+}
+
+TEST(WindowEnergy, SamplingGapIsLowConfidence) {
+  auto s = counter(10.0, 0, 400);
+  auto tail = counter(10.0, 450, 1000);  // 50 ms without a sample
+  s.insert(s.end(), tail.begin(), tail.end());
+  WindowEnergy w = integrate_window(s, Kind::Counter, 100 * kMs, 900 * kMs, kFast);
+  EXPECT_NEAR(w.j, 8.0, 1e-9);
+  EXPECT_TRUE(w.low_confidence);
+  EXPECT_NE(w.why_low.find("sampling gap 50 ms > 2 x 10 ms"), std::string::npos) << w.why_low;
+  // The same gap outside the window does not matter.
+  EXPECT_FALSE(integrate_window(s, Kind::Counter, 500 * kMs, 900 * kMs, kFast).low_confidence);
+}
+
+TEST(WindowEnergy, WindowBeyondTheLastSampleIsAGap) {
+  auto s = counter(10.0, 0, 500);
+  WindowEnergy w = integrate_window(s, Kind::Counter, 100 * kMs, 800 * kMs, kFast);
+  EXPECT_TRUE(w.low_confidence);
+  EXPECT_NE(w.why_low.find("sampling gap 300 ms"), std::string::npos) << w.why_low;
+}
+
+TEST(WindowEnergy, StoppedCounterIsFlagged) {
+  std::vector<Sample> s;
+  for (int t = 0; t <= 1000; t += 10) s.push_back({t * kMs, 42.0});
+  WindowEnergy w = integrate_window(s, Kind::Counter, 100 * kMs, 900 * kMs, kFast);
+  EXPECT_EQ(w.j, 0.0);
+  EXPECT_TRUE(w.low_confidence);
+  EXPECT_NE(w.why_low.find("did not change"), std::string::npos);
+}
+
+TEST(WindowEnergy, NeverNegative) {
+  std::vector<Sample> s{{0, 10.0}, {10 * kMs, 5.0}, {20 * kMs, 1.0}};
+  EXPECT_EQ(integrate_window(s, Kind::Counter, 0, 20 * kMs, kFast).j, 0.0);
+  std::vector<Sample> g{{0, -5.0}, {10 * kMs, -5.0}};
+  EXPECT_EQ(integrate_window(g, Kind::Gauge, 0, 10 * kMs, kFast).j, 0.0);
+}
+
+TEST(WindowEnergy, EmptyInputs) {
+  EXPECT_TRUE(integrate_window({}, Kind::Counter, 0, kMs, kFast).low_confidence);
+  auto s = counter(1.0, 0, 100);
+  WindowEnergy w = integrate_window(s, Kind::Counter, 50 * kMs, 50 * kMs, kFast);
+  EXPECT_TRUE(w.low_confidence);
+  EXPECT_EQ(w.j, 0.0);
+}
