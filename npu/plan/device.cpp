@@ -1,0 +1,197 @@
+#include "npu/plan/device.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "workloads/error.h"
+
+#ifndef FLOPWATT_NPU_DEVICE_DIR
+#define FLOPWATT_NPU_DEVICE_DIR ""
+#endif
+
+namespace flopwatt::npu {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const char* kSchema = "flopwatt-npu-device/1";
+
+class Reader {
+ public:
+  Reader(const json& params, std::string file, DeviceDesc& d) : p_(params), file_(std::move(file)), d_(d) {}
+
+  const json& entry(const std::string& key) {
+    if (!p_.contains(key) || !p_[key].is_object())
+      throw InputError(file_ + ": params." + key, "missing parameter", "add {\"value\": ..., \"source\": ...}");
+    const json& e = p_[key];
+    if (!e.contains("value")) throw InputError(file_ + ": params." + key, "no \"value\"");
+    if (!e.contains("source") || !e["source"].is_string() || e["source"].get<std::string>().empty())
+      throw InputError(file_ + ": params." + key, "no \"source\"",
+                       "every parameter names where its value comes from, or says \"assumption\": true and why");
+    ParamSource s;
+    s.source = e["source"].get<std::string>();
+    if (e.contains("unit") && e["unit"].is_string()) s.unit = e["unit"].get<std::string>();
+    if (e.contains("note") && e["note"].is_string()) s.note = e["note"].get<std::string>();
+    if (e.contains("assumption")) {
+      if (!e["assumption"].is_boolean()) throw InputError(file_ + ": params." + key + ".assumption", "not a boolean");
+      s.assumption = e["assumption"].get<bool>();
+    }
+    d_.sources[key] = s;
+    return e["value"];
+  }
+
+  double num(const std::string& key, double lo, double hi) {
+    const json& v = entry(key);
+    if (!v.is_number()) throw InputError(file_ + ": params." + key + ".value", "not a number");
+    const double x = v.get<double>();
+    if (!(x >= lo && x <= hi))
+      throw InputError(file_ + ": params." + key + ".value",
+                       "value " + std::to_string(x) + " outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return x;
+  }
+  int integer(const std::string& key, int lo, int hi) {
+    const json& v = entry(key);
+    if (!v.is_number_integer()) throw InputError(file_ + ": params." + key + ".value", "not an integer");
+    const auto x = v.get<std::int64_t>();
+    if (x < lo || x > hi)
+      throw InputError(file_ + ": params." + key + ".value",
+                       "value " + std::to_string(x) + " outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return int(x);
+  }
+
+ private:
+  const json& p_;
+  std::string file_;
+  DeviceDesc& d_;
+};
+
+std::string self_exe_dir() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return {};
+  buf[n] = 0;
+  return fs::path(buf).parent_path().string();
+}
+
+}  // namespace
+
+DeviceDesc load_device_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, "cannot open device file", "check the path or set FLOPWATT_NPU_DEVICES");
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::exception& e) {
+    throw InputError(path, std::string("malformed JSON: ") + e.what(), "fix the file's syntax");
+  }
+  if (!j.is_object()) throw InputError(path, "top level is not an object");
+  if (j.value("schema", std::string()) != kSchema)
+    throw InputError(path + ": schema", "expected \"" + std::string(kSchema) + "\"");
+  DeviceDesc d;
+  d.file = path;
+  auto str = [&](const char* k) {
+    if (!j.contains(k) || !j[k].is_string() || j[k].get<std::string>().empty())
+      throw InputError(path + ": " + k, "missing or not a string");
+    return j[k].get<std::string>();
+  };
+  d.name = str("name");
+  d.generation = str("generation");
+  d.driver_id = str("driver_id");
+  if (!j.contains("params") || !j["params"].is_object()) throw InputError(path + ": params", "missing object");
+  Reader r(j["params"], path, d);
+
+  d.columns_total = r.integer("columns_total", 1, 64);
+  d.first_usable_column = r.integer("first_usable_column", 0, 63);
+  d.usable_columns = r.integer("usable_columns", 1, 64);
+  d.core_rows = r.integer("core_rows", 1, 16);
+  d.mem_rows = r.integer("mem_rows", 0, 4);
+  d.clock_hz = r.num("clock_mhz", 1, 10000) * 1e6;
+  d.bf16_macs_per_cycle = r.integer("bf16_macs_per_cycle_per_core", 1, 4096);
+  {
+    const json& v = r.entry("bf16_mmul_shape");
+    if (!v.is_array() || v.size() != 3 || !v[0].is_number_integer() || !v[1].is_number_integer() ||
+        !v[2].is_number_integer())
+      throw InputError(path + ": params.bf16_mmul_shape.value", "expected [r, s, t] integers");
+    d.mmul_r = v[0].get<int>(), d.mmul_s = v[1].get<int>(), d.mmul_t = v[2].get<int>();
+    if (d.mmul_r <= 0 || d.mmul_s <= 0 || d.mmul_t <= 0 || d.mmul_r * d.mmul_s * d.mmul_t != d.bf16_macs_per_cycle)
+      throw InputError(path + ": params.bf16_mmul_shape.value",
+                       "r*s*t must be positive and equal bf16_macs_per_cycle_per_core");
+  }
+  d.kernel_efficiency_64 = r.num("kernel_efficiency_64", 1e-3, 1.0);
+  d.kernel_call_overhead_cycles = r.num("kernel_call_overhead_cycles", 0, 1e6);
+  d.l1_bytes = r.integer("l1_bytes", 1024, 1 << 24);
+  d.l1_reserved_bytes = r.integer("l1_reserved_bytes", 0, 1 << 24);
+  d.l2_bytes = r.integer("l2_bytes_per_memtile", 1024, 1 << 28);
+  d.core_dma_bytes_per_cycle = r.num("core_dma_bytes_per_cycle", 0.01, 1024);
+  d.memtile_dma_bytes_per_cycle = r.num("memtile_dma_bytes_per_cycle", 0.01, 1024);
+  d.memtile_dma_channels = r.integer("memtile_dma_channels", 1, 64);
+  d.shim_dma_bytes_per_cycle = r.num("shim_dma_bytes_per_cycle", 0.01, 1024);
+  d.shim_mm2s_channels = r.integer("shim_mm2s_channels", 1, 16);
+  d.shim_s2mm_channels = r.integer("shim_s2mm_channels", 1, 16);
+  d.ddr_bytes_per_s = r.num("ddr_gbs", 0.01, 10000) * 1e9;
+  d.submit_latency_s = r.num("submit_latency_us", 0, 1e7) * 1e-6;
+  d.reconfig_load_pdi_s = r.num("reconfig_load_pdi_us", 0, 1e8) * 1e-6;
+  d.reconfig_xclbin_s = r.num("reconfig_xclbin_ms", 0, 1e6) * 1e-3;
+  d.hwctx_limit = r.integer("hwctx_limit", 1, 1024);
+  d.host_copy_bytes_per_s = r.num("host_copy_gbs", 0.01, 10000) * 1e9;
+  d.static_w = r.num("static_w", 0, 1000);
+  d.pj_per_mac = r.num("pj_per_mac_bf16", 0, 1e6);
+  d.pj_per_byte_ddr = r.num("pj_per_byte_ddr", 0, 1e6);
+  d.pj_per_byte_l2 = r.num("pj_per_byte_l2", 0, 1e6);
+  d.pj_per_byte_l1 = r.num("pj_per_byte_l1", 0, 1e6);
+
+  if (d.first_usable_column + d.usable_columns > d.columns_total)
+    throw InputError(path + ": params.usable_columns", "first_usable_column + usable_columns exceeds columns_total");
+  if (d.l1_reserved_bytes >= d.l1_bytes)
+    throw InputError(path + ": params.l1_reserved_bytes", "reserves all of L1");
+  return d;
+}
+
+std::vector<std::string> device_search_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* e = std::getenv("FLOPWATT_NPU_DEVICES"); e && *e) dirs.emplace_back(e);
+  if (std::string(FLOPWATT_NPU_DEVICE_DIR).size()) dirs.emplace_back(FLOPWATT_NPU_DEVICE_DIR);
+  if (const std::string exe = self_exe_dir(); !exe.empty()) {
+    dirs.push_back((fs::path(exe) / ".." / "share" / "flopwatt" / "npu" / "devices").lexically_normal().string());
+    dirs.push_back((fs::path(exe) / "npu" / "devices").lexically_normal().string());
+  }
+  return dirs;
+}
+
+DeviceDesc load_device(const std::string& name) {
+  const auto dirs = device_search_dirs();
+  std::string tried;
+  for (const auto& dir : dirs) {
+    const fs::path p = fs::path(dir) / (name + ".json");
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) return load_device_file(p.string());
+    tried += (tried.empty() ? "" : ", ") + dir;
+  }
+  throw InputError("npu device '" + name + "'", "no " + name + ".json in " + (tried.empty() ? "(no directory)" : tried),
+                   "set FLOPWATT_NPU_DEVICES to the directory holding the device files (npu/sim/devices in the source tree)");
+}
+
+std::vector<std::string> available_device_names() {
+  std::vector<std::string> names;
+  for (const auto& dir : device_search_dirs()) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      if (e.path().extension() != ".json") continue;
+      const std::string stem = e.path().stem().string();
+      if (std::find(names.begin(), names.end(), stem) == names.end()) names.push_back(stem);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace flopwatt::npu

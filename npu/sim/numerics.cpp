@@ -1,0 +1,199 @@
+#include "npu/sim/numerics.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "workloads/error.h"
+
+namespace flopwatt::npu {
+
+namespace {
+
+constexpr int MR = 8;    // rows per micro-kernel
+constexpr int NR = 32;   // columns per micro-kernel (two 16-float vectors)
+constexpr int MC = 256;  // rows per task
+constexpr int NC = 128;  // columns per task: MC x NC fp32 accumulators (128 KiB) stay in L2
+constexpr int KC = 256;  // K per packed B panel (rounded to a multiple of k_tile)
+
+typedef float v16 __attribute__((vector_size(64), aligned(4)));
+typedef unsigned int u16v __attribute__((vector_size(64), aligned(4)));
+
+inline v16 load(const float* p) { return *reinterpret_cast<const v16*>(p); }
+inline void store(float* p, v16 v) { *reinterpret_cast<v16*>(p) = v; }
+
+// Round-to-nearest-even to bf16, kept as float bits; NaN stays a quiet NaN
+// (same rule as f32_to_bf16 in workloads/dtype.h).
+inline v16 round_bf16(v16 x) {
+  const u16v u = (u16v)x;
+  const u16v lsb = (u >> 16) & 1u;
+  const u16v rounded = (u + 0x7fffu + lsb) & 0xffff0000u;
+  const u16v nan = (u | 0x00400000u) & 0xffff0000u;
+  const u16v is_nan = (u16v)((u & 0x7fffffffu) > 0x7f800000u);
+  return (v16)((rounded & ~is_nan) | (nan & is_nan));
+}
+
+// Scalar twin of round_bf16, branch-free so packing loops vectorise.
+inline float round_bf16(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+  const std::uint32_t nan = (u | 0x00400000u) & 0xffff0000u;
+  const std::uint32_t r = (u & 0x7fffffffu) > 0x7f800000u ? nan : rounded;
+  float out;
+  std::memcpy(&out, &r, 4);
+  return out;
+}
+
+// The value the array receives for one operand element.
+template <DType T>
+inline float in_elem(const void* p, std::int64_t idx) {
+  if constexpr (T == DType::F32) return round_bf16(static_cast<const float*>(p)[idx]);
+  else return bf16_to_f32(static_cast<const bf16_t*>(p)[idx]);
+}
+
+// w[MR][NR] (row stride ldw) (+)= ap[kc][MR] . bp[kc][NR]; rounds to bf16 at the end of
+// every `seg` k-values when round_seg.
+void micro_kernel(const float* ap, const float* bp, float* w, int ldw, int kc, int seg, bool load_acc, bool round_seg) {
+  v16 c[MR][2];
+  for (int r = 0; r < MR; ++r) {
+    if (load_acc) {
+      c[r][0] = load(w + r * ldw);
+      c[r][1] = load(w + r * ldw + 16);
+    } else {
+      c[r][0] = v16{};
+      c[r][1] = v16{};
+    }
+  }
+  for (int k0 = 0; k0 < kc; k0 += seg) {
+    const int k1 = std::min(kc, k0 + seg);
+    for (int kk = k0; kk < k1; ++kk) {
+      const v16 b0 = load(bp + kk * NR), b1 = load(bp + kk * NR + 16);
+      const float* a = ap + kk * MR;
+      for (int r = 0; r < MR; ++r) {
+        c[r][0] += a[r] * b0;
+        c[r][1] += a[r] * b1;
+      }
+    }
+    if (round_seg)
+      for (int r = 0; r < MR; ++r) {
+        c[r][0] = round_bf16(c[r][0]);
+        c[r][1] = round_bf16(c[r][1]);
+      }
+  }
+  for (int r = 0; r < MR; ++r) {
+    store(w + r * ldw, c[r][0]);
+    store(w + r * ldw + 16, c[r][1]);
+  }
+}
+
+template <DType IN>
+void run(const GemmDesc& d, const void* A, const void* B, void* C, int k_tile, std::int64_t k_chunk) {
+  const std::int64_t M = d.M, N = d.N, K = d.K;
+  const bool out_bf16 = d.dtype_out == DType::BF16;
+  const std::int64_t lda = d.eff_lda(), ldb = d.eff_ldb(), ldc = d.eff_ldc();
+  const int kc_max = std::max(1, KC / k_tile) * k_tile;
+  const int seg = out_bf16 ? k_tile : kc_max;
+
+  // A as bf16-valued floats in MR-row panels: Ap[panel][k][r].
+  const std::int64_t panels = (M + MR - 1) / MR;
+  std::vector<float> Ap(std::size_t(panels) * K * MR);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t ip = 0; ip < panels; ++ip) {
+    float* dst = Ap.data() + std::size_t(ip) * K * MR;
+    for (int r = 0; r < MR; ++r) {
+      const std::int64_t i = ip * MR + r;
+      if (i >= M) {
+        for (std::int64_t kk = 0; kk < K; ++kk) dst[kk * MR + r] = 0.0f;
+      } else if (!d.trans_a) {
+        for (std::int64_t kk = 0; kk < K; ++kk) dst[kk * MR + r] = in_elem<IN>(A, i * lda + kk);
+      } else {
+        for (std::int64_t kk = 0; kk < K; ++kk) dst[kk * MR + r] = in_elem<IN>(A, kk * lda + i);
+      }
+    }
+  }
+
+  // Tasks are MC x NC blocks of C. Inside one, each K block of A (MC x kc,
+  // from L2) is reused across the NC / NR panels of B.
+  const std::int64_t nj = (N + NC - 1) / NC, ni = (M + MC - 1) / MC;
+  const std::int64_t tasks = nj * ni;
+  const bool chunked = K > k_chunk;
+  const bool plain = d.alpha == 1.0f && d.beta == 0.0f;
+#pragma omp parallel
+  {
+    std::vector<float> bp(std::size_t(kc_max) * NR);
+    std::vector<float> w(std::size_t(MC) * NC), acc(chunked ? std::size_t(MC) * NC : 0);
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t task = 0; task < tasks; ++task) {
+      const std::int64_t j0 = (task % nj) * NC, i0 = (task / nj) * MC;
+      const int ncv = int(std::min<std::int64_t>(NC, N - j0));
+      const int mv = int(std::min<std::int64_t>(MC, M - i0));
+      const int mp = (mv + MR - 1) / MR;      // row panels in this task
+      const int jpanels = (ncv + NR - 1) / NR;
+      int chunk_index = 0;
+      for (std::int64_t c0 = 0; c0 < K; c0 += k_chunk, ++chunk_index) {
+        const std::int64_t c1 = std::min(K, c0 + k_chunk);
+        for (std::int64_t k0 = c0; k0 < c1; k0 += kc_max) {
+          const int kc = int(std::min<std::int64_t>(kc_max, c1 - k0));
+          for (int jp = 0; jp < jpanels; ++jp) {
+            const std::int64_t jb = j0 + std::int64_t(jp) * NR;
+            const int nv = int(std::min<std::int64_t>(NR, N - jb));
+            // B panel: kc x NR bf16-valued floats, zero columns past N.
+            if (!d.trans_b) {
+              for (int kk = 0; kk < kc; ++kk) {
+                float* row = bp.data() + std::size_t(kk) * NR;
+                const std::int64_t base = (k0 + kk) * ldb + jb;
+                for (int j = 0; j < nv; ++j) row[j] = in_elem<IN>(B, base + j);
+                for (int j = nv; j < NR; ++j) row[j] = 0.0f;
+              }
+            } else {
+              for (int j = 0; j < NR; ++j) {
+                const std::int64_t base = (jb + j) * ldb + k0;
+                for (int kk = 0; kk < kc; ++kk) bp[std::size_t(kk) * NR + j] = j < nv ? in_elem<IN>(B, base + kk) : 0.0f;
+              }
+            }
+            for (int p = 0; p < mp; ++p) {
+              const float* ap = Ap.data() + (std::size_t(i0 / MR + p) * K + k0) * MR;
+              micro_kernel(ap, bp.data(), w.data() + std::size_t(p) * MR * NC + std::size_t(jp) * NR, NC, kc,
+                           std::min(seg, kc), k0 != c0, out_bf16);
+            }
+          }
+        }
+        if (chunked) {  // the host adds the commands' partial results in fp32
+          if (chunk_index == 0) std::copy(w.begin(), w.end(), acc.begin());
+          else
+            for (std::size_t x = 0; x < w.size(); ++x) acc[x] += w[x];
+        }
+      }
+      const float* res = chunked ? acc.data() : w.data();
+      for (int i = 0; i < mv; ++i)
+        for (int j = 0; j < ncv; ++j) {
+          float v = res[std::size_t(i) * NC + j];
+          const std::size_t ci = std::size_t(i0 + i) * ldc + std::size_t(j0 + j);
+          if (!plain) {
+            const float old = d.beta == 0.0f ? 0.0f
+                              : out_bf16     ? bf16_to_f32(static_cast<const bf16_t*>(C)[ci])
+                                             : static_cast<const float*>(C)[ci];
+            v = d.alpha * v + (d.beta == 0.0f ? 0.0f : d.beta * old);
+          }
+          if (out_bf16) static_cast<bf16_t*>(C)[ci] = f32_to_bf16(v);
+          else static_cast<float*>(C)[ci] = v;
+        }
+    }
+  }
+}
+
+}  // namespace
+
+void simulate_gemm(const GemmDesc& d, const void* A, const void* B, void* C, int k_tile, std::int64_t k_chunk) {
+  if (d.M <= 0 || d.N <= 0 || d.K <= 0) throw InputError("npu sim", "empty GEMM");
+  if (k_tile <= 0) throw InputError("npu sim", "k_tile must be positive");
+  if (k_chunk <= 0 || k_chunk > d.K) k_chunk = d.K;
+  if (k_chunk < d.K && k_chunk % k_tile) throw InputError("npu sim", "k_chunk must be a multiple of k_tile");
+  if (d.dtype_in == DType::F32) run<DType::F32>(d, A, B, C, k_tile, k_chunk);
+  else run<DType::BF16>(d, A, B, C, k_tile, k_chunk);
+}
+
+}  // namespace flopwatt::npu

@@ -1,0 +1,37 @@
+// What the amdxdna driver reports through DRM_IOCTL_AMDXDNA_GET_INFO: AIE
+// array metadata, clocks, firmware version, sensors and hardware contexts.
+// Each query keeps either its value or why it failed; current drivers do not
+// implement the power sensor on Phoenix and Strix (amd/xdna-driver#713), and
+// that is reported as "not supported", not as an error.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "npu/xdna/driver_api.h"
+#include "npu/xdna/uapi.h"
+
+namespace flopwatt::npu::xdna {
+
+template <class T>
+struct Query {
+  std::optional<T> value;
+  std::string error;  // empty when value is set
+};
+
+struct DeviceInfo {
+  std::optional<DrmVersionInfo> version;
+  Query<AieMetadata> aie;
+  Query<ClockMetadata> clocks;
+  Query<FirmwareVersion> firmware;
+  Query<std::vector<Sensor>> sensors;
+  Query<std::vector<HwContextInfo>> contexts;
+};
+
+DeviceInfo query_device(DriverApi& api);
+// Human-readable lines for `flopwatt npu info`.
+std::vector<std::string> describe(const DeviceInfo& info);
+// "npu1" for a 5-column array, "npu4" for 8 columns (what the manifest's device names).
+std::string generation_from(const AieMetadata& m);
+
+}  // namespace flopwatt::npu::xdna

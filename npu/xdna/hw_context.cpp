@@ -1,0 +1,52 @@
+#include "npu/xdna/hw_context.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace flopwatt::npu::xdna {
+
+std::vector<std::uint8_t> cu_config_param(const std::vector<CuConfig>& cus) {
+  CuConfigHeader h{};
+  h.num_cus = std::uint16_t(cus.size());
+  std::vector<std::uint8_t> buf(sizeof(h) + cus.size() * sizeof(CuConfig));
+  std::memcpy(buf.data(), &h, sizeof(h));
+  if (!cus.empty()) std::memcpy(buf.data() + sizeof(h), cus.data(), cus.size() * sizeof(CuConfig));
+  return buf;
+}
+
+HwContext::HwContext(DriverApi& api, std::uint32_t max_opc, std::uint32_t num_tiles) : api_(api) {
+  QosInfo qos{};
+  CreateHwctx c{};
+  c.qos_p = reinterpret_cast<std::uint64_t>(&qos);
+  c.max_opc = max_opc;
+  c.num_tiles = num_tiles;
+  int err = 0;
+  if (api_.ioctl(kIoctlCreateHwctx, &c, &err) != 0)
+    throw std::runtime_error(fmt::format("amdxdna CREATE_HWCTX ({} ops/cycle, {} tiles) failed: {}", max_opc, num_tiles,
+                                         std::strerror(err)));
+  handle_ = c.handle;
+  syncobj_ = c.syncobj_handle;
+}
+
+HwContext::~HwContext() {
+  DestroyHwctx d{handle_, 0};
+  int err = 0;
+  api_.ioctl(kIoctlDestroyHwctx, &d, &err);
+}
+
+void HwContext::configure_cus(const std::vector<CuConfig>& cus) {
+  auto param = cu_config_param(cus);
+  if (param.size() > 4096) throw std::runtime_error("CU configuration exceeds the driver's 4 KiB limit");
+  ConfigHwctx c{};
+  c.handle = handle_;
+  c.param_type = kConfigCu;
+  c.param_val = reinterpret_cast<std::uint64_t>(param.data());
+  c.param_val_size = std::uint32_t(param.size());
+  int err = 0;
+  if (api_.ioctl(kIoctlConfigHwctx, &c, &err) != 0)
+    throw std::runtime_error(fmt::format("amdxdna CONFIG_HWCTX (CONFIG_CU, {} CUs) failed: {}", cus.size(), std::strerror(err)));
+}
+
+}  // namespace flopwatt::npu::xdna

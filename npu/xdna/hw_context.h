@@ -1,0 +1,34 @@
+// A hardware context of the amdxdna driver: a partition of the array with
+// its completion timeline (syncobj). Created with the design's operations per
+// cycle and tile count, then told which PDI each compute unit runs
+// (CONFIG_HWCTX with CONFIG_CU); destroyed on scope exit.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "npu/xdna/driver_api.h"
+#include "npu/xdna/uapi.h"
+
+namespace flopwatt::npu::xdna {
+
+class HwContext {
+ public:
+  HwContext(DriverApi& api, std::uint32_t max_opc, std::uint32_t num_tiles);  // throws std::runtime_error
+  ~HwContext();
+  HwContext(const HwContext&) = delete;
+  HwContext& operator=(const HwContext&) = delete;
+
+  // cus[i] = {DEV buffer handle holding the PDI, function}.
+  void configure_cus(const std::vector<CuConfig>& cus);
+  std::uint32_t handle() const { return handle_; }
+  std::uint32_t syncobj() const { return syncobj_; }
+
+ private:
+  DriverApi& api_;
+  std::uint32_t handle_ = 0, syncobj_ = 0;
+};
+
+// The CONFIG_CU parameter buffer: header then entries, as the driver reads it.
+std::vector<std::uint8_t> cu_config_param(const std::vector<CuConfig>& cus);
+
+}  // namespace flopwatt::npu::xdna

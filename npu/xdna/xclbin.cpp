@@ -1,0 +1,219 @@
+#include "npu/xdna/xclbin.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "npu/xdna/byte_reader.h"
+#include "workloads/error.h"
+
+namespace flopwatt::npu::xdna {
+
+namespace {
+
+constexpr char kMagic[8] = {'x', 'c', 'l', 'b', 'i', 'n', '2', '\0'};
+constexpr std::uint64_t kHeaderAt = 8 + 4 + 28 + 256 + 8;  // after magic, signature length, reserved, key block, id
+constexpr std::uint64_t kSectionsAt = kHeaderAt + 152;
+constexpr std::uint64_t kSectionHeaderBytes = 40;
+constexpr std::uint32_t kMaxSections = 0x10000;
+constexpr std::uint64_t kPartitionBytes = 184, kPdiBytes = 96, kCdoGroupBytes = 96, kIpDataBytes = 80;
+constexpr std::uint32_t kIpPsKernel = 7, kSubtypeDpu = 1;
+
+struct ArrayRef {
+  std::uint32_t count, offset;
+};
+
+ArrayRef array_at(const ByteReader& r, std::uint64_t at, std::uint64_t elem, const std::string& what) {
+  ArrayRef a{r.get<std::uint32_t>(at, what + " count"), r.get<std::uint32_t>(at + 4, what + " offset")};
+  r.need(a.offset, std::uint64_t(a.count) * elem, what);
+  return a;
+}
+
+AiePartition parse_partition(const ByteReader& r) {
+  if (r.size() < kPartitionBytes)
+    throw InputError(r.where(), fmt::format("section is {} bytes, an aie_partition needs {}", r.size(), kPartitionBytes),
+                     "the xclbin is corrupt; rebuild it");
+  AiePartition p;
+  p.name = r.cstring(r.get<std::uint32_t>(4, "partition name offset"), "partition name");
+  p.ops_per_cycle = r.get<std::uint32_t>(8, "operations_per_cycle");
+  p.column_width = r.get<std::uint16_t>(32, "column_width");
+  const ArrayRef cols = array_at(r, 40, 2, "start_columns");
+  for (std::uint32_t i = 0; i < cols.count; ++i) p.start_columns.push_back(r.get<std::uint16_t>(cols.offset + 2ull * i, "start column"));
+  const ArrayRef pdis = array_at(r, 120, kPdiBytes, "aie_pdi array");
+  for (std::uint32_t i = 0; i < pdis.count; ++i) {
+    const std::uint64_t at = pdis.offset + kPdiBytes * i;
+    const std::string what = fmt::format("pdi[{}]", i);
+    AiePdi pdi;
+    const auto uuid = r.slice(at, 16, what + " uuid");
+    std::copy(uuid.begin(), uuid.end(), pdi.uuid.begin());
+    const ArrayRef img = array_at(r, at + 16, 1, what + " image");
+    const auto bytes = r.slice(img.offset, img.count, what + " image");
+    pdi.image.assign(bytes.begin(), bytes.end());
+    const ArrayRef groups = array_at(r, at + 24, kCdoGroupBytes, what + " cdo_groups");
+    for (std::uint32_t g = 0; g < groups.count; ++g) {
+      const std::uint64_t ga = groups.offset + kCdoGroupBytes * g;
+      const std::string gw = fmt::format("{} cdo_group[{}]", what, g);
+      CdoGroup cg;
+      cg.name = r.cstring(r.get<std::uint32_t>(ga, gw + " name offset"), gw + " name");
+      cg.type = r.get<std::uint8_t>(ga + 4, gw + " type");
+      cg.pdi_id = r.get<std::uint64_t>(ga + 8, gw + " pdi_id");
+      const ArrayRef ids = array_at(r, ga + 16, 8, gw + " dpu_kernel_ids");
+      for (std::uint32_t k = 0; k < ids.count; ++k) cg.kernel_ids.push_back(r.get<std::uint64_t>(ids.offset + 8ull * k, gw + " kernel id"));
+      array_at(r, ga + 24, 4, gw + " pre_cdo_groups");
+      pdi.groups.push_back(std::move(cg));
+    }
+    p.pdis.push_back(std::move(pdi));
+  }
+  return p;
+}
+
+std::vector<ComputeUnit> parse_ip_layout(const ByteReader& r) {
+  const std::int32_t count = r.get<std::int32_t>(0, "ip_layout count");
+  if (count < 0) throw InputError(r.where(), "negative ip_layout count", "the xclbin is corrupt; rebuild it");
+  r.need(8, std::uint64_t(count) * kIpDataBytes, "ip_layout entries");
+  std::vector<ComputeUnit> cus;
+  for (std::int32_t i = 0; i < count; ++i) {
+    const std::uint64_t at = 8 + kIpDataBytes * std::uint64_t(i);
+    const std::uint32_t type = r.get<std::uint32_t>(at, "ip type");
+    const std::uint32_t props = r.get<std::uint32_t>(at + 4, "ip properties");
+    if (type != kIpPsKernel || (props & 0x3) != kSubtypeDpu) continue;
+    ComputeUnit cu;
+    cu.functional = std::uint8_t((props >> 4) & 0x3);
+    cu.kernel_id = std::uint16_t((props >> 16) & 0xfff);
+    cu.name = r.fixed_string(at + 16, 64, "ip name");
+    cus.push_back(std::move(cu));
+  }
+  return cus;
+}
+
+std::string attribute(const std::string& element, const char* name) {
+  const std::string key = std::string(" ") + name + "=\"";
+  const auto p = element.find(key);
+  if (p == std::string::npos) return {};
+  const auto b = p + key.size();
+  const auto e = element.find('"', b);
+  return e == std::string::npos ? std::string() : element.substr(b, e - b);
+}
+
+// The kernels of the embedded XML: <kernel name=...> ... <extended-data
+// functional=... dpu_kernel_id=.../> ... </kernel>. Tolerant: a design
+// without it still runs from IP_LAYOUT.
+std::vector<MetadataKernel> parse_metadata(std::span<const std::uint8_t> xml_bytes) {
+  const std::string xml(reinterpret_cast<const char*>(xml_bytes.data()), xml_bytes.size());
+  std::vector<MetadataKernel> v;
+  std::size_t pos = 0;
+  while ((pos = xml.find("<kernel ", pos)) != std::string::npos) {
+    const auto open_end = xml.find('>', pos);
+    if (open_end == std::string::npos) break;
+    auto close = xml.find("</kernel>", open_end);
+    if (close == std::string::npos) close = xml.size();
+    const std::string head = xml.substr(pos, open_end - pos);
+    const std::string body = xml.substr(open_end, close - open_end);
+    MetadataKernel k;
+    k.name = attribute(head, "name");
+    if (const auto ext = body.find("<extended-data"); ext != std::string::npos) {
+      const std::string ed = body.substr(ext, body.find('>', ext) - ext);
+      k.functional = attribute(ed, "functional");
+      k.dpu_kernel_id = attribute(ed, "dpu_kernel_id");
+    }
+    if (!k.name.empty()) v.push_back(std::move(k));
+    pos = close;
+  }
+  return v;
+}
+
+}  // namespace
+
+const XclbinSection* Xclbin::section(std::uint32_t kind) const {
+  for (const auto& s : sections)
+    if (s.kind == kind) return &s;
+  return nullptr;
+}
+
+const AiePdi* Xclbin::pdi_for(std::uint64_t kernel_id) const {
+  for (const auto& p : partition.pdis)
+    for (const auto& g : p.groups)
+      for (auto id : g.kernel_ids)
+        if (id == kernel_id) return &p;
+  return nullptr;
+}
+
+Xclbin parse_xclbin(std::span<const std::uint8_t> bytes, const std::string& where) {
+  const ByteReader file(bytes, where);
+  file.need(0, kSectionsAt, "xclbin header");
+  if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
+    throw InputError(where, "not an xclbin (magic is not \"xclbin2\")", "pass the .xclbin that aiecc or xclbinutil wrote");
+  Xclbin x;
+  x.where = where;
+  x.signature_length = file.get<std::uint32_t>(8, "signature length");
+  x.length = file.get<std::uint64_t>(kHeaderAt, "header length");
+  if (x.length < kSectionsAt || x.length > bytes.size())
+    throw InputError(where, fmt::format("header says {} bytes, the file has {}", x.length, bytes.size()),
+                     "the file is truncated or corrupt; rebuild it");
+  const ByteReader r(bytes.first(std::size_t(x.length)), where);
+  const std::uint32_t n = r.get<std::uint32_t>(kHeaderAt + 144, "section count");
+  if (n > kMaxSections) throw InputError(where, fmt::format("{} sections (more than {})", n, kMaxSections), "the file is corrupt");
+  r.need(kSectionsAt, std::uint64_t(n) * kSectionHeaderBytes, "section headers");
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint64_t at = kSectionsAt + kSectionHeaderBytes * i;
+    XclbinSection s;
+    s.kind = r.get<std::uint32_t>(at, "section kind");
+    s.name = r.fixed_string(at + 4, 16, "section name");
+    s.offset = r.get<std::uint64_t>(at + 24, "section offset");
+    s.size = r.get<std::uint64_t>(at + 32, "section size");
+    r.need(s.offset, s.size, fmt::format("section {} '{}' (kind {})", i, s.name, s.kind));
+    x.sections.push_back(std::move(s));
+  }
+  for (const auto& s : x.sections) {
+    const auto data = r.slice(s.offset, s.size, "section");
+    if (s.kind == kAiePartition && !x.has_partition) {
+      x.partition = parse_partition(ByteReader(data, where + ": AIE_PARTITION"));
+      x.has_partition = true;
+    } else if (s.kind == kIpLayout) {
+      x.cus = parse_ip_layout(ByteReader(data, where + ": IP_LAYOUT"));
+    } else if (s.kind == kEmbeddedMetadata) {
+      x.metadata_kernels = parse_metadata(data);
+    }
+  }
+  // Older toolchains carry the compute unit only in the XML.
+  if (x.cus.empty())
+    for (const auto& k : x.metadata_kernels) {
+      if (k.dpu_kernel_id.empty()) continue;
+      ComputeUnit cu;
+      cu.name = k.name;
+      cu.kernel_id = std::uint16_t(std::strtoul(k.dpu_kernel_id.c_str(), nullptr, 0));
+      cu.functional = std::uint8_t(std::strtoul(k.functional.c_str(), nullptr, 0));
+      x.cus.push_back(cu);
+    }
+  return x;
+}
+
+std::vector<std::uint8_t> read_file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "cannot open", "check the path and its permissions");
+  return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+Xclbin load_xclbin(const std::string& path) {
+  const auto bytes = read_file_bytes(path);
+  return parse_xclbin(bytes, path);
+}
+
+void require_npu_design(const Xclbin& x) {
+  const std::string fix = "build the design for the NPU with aiecc (see scripts/build-npu-artifacts.md)";
+  if (!x.has_partition) throw InputError(x.where, "no AIE_PARTITION section", fix);
+  if (x.partition.pdis.empty()) throw InputError(x.where, "AIE_PARTITION holds no PDI", fix);
+  for (const auto& p : x.partition.pdis)
+    if (p.image.empty()) throw InputError(x.where, "AIE_PARTITION has an empty PDI image", fix);
+  if (x.cus.empty()) throw InputError(x.where, "no DPU compute unit in IP_LAYOUT or EMBEDDED_METADATA", fix);
+  for (const auto& cu : x.cus)
+    if (x.pdi_for(cu.kernel_id)) return;
+  throw InputError(x.where, fmt::format("no PDI serves compute unit '{}' (kernel id 0x{:x})", x.cus.front().name,
+                                        x.cus.front().kernel_id),
+                   fix);
+}
+
+}  // namespace flopwatt::npu::xdna

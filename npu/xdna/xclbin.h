@@ -1,0 +1,84 @@
+// The xclbin (AXLF) container of an NPU design, as mlir-aie's aiecc and
+// XRT's xclbinutil write it (layout: XRT include/xrt/detail/xclbin.h):
+//   "xclbin2\0", i32 signature length, 28 reserved bytes, 256-byte key block,
+//   u64 unique id, a 152-byte header (u64 length ... u32 section count at
+//   +144), then 40-byte section headers {u32 kind; char name[16]; u64 offset;
+//   u64 size}.
+// The NPU needs AIE_PARTITION (32): operations per cycle, column width, start
+// columns and the PDIs with the DPU kernel ids each serves; IP_LAYOUT (8)
+// names the compute units, their function and kernel id; EMBEDDED_METADATA
+// (2) is XML that carries the same kernel facts for older toolchains.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace flopwatt::npu::xdna {
+
+enum SectionKind : std::uint32_t { kEmbeddedMetadata = 2, kIpLayout = 8, kAiePartition = 32 };
+
+struct XclbinSection {
+  std::uint32_t kind = 0;
+  std::string name;
+  std::uint64_t offset = 0, size = 0;
+};
+
+struct CdoGroup {
+  std::string name;
+  std::uint8_t type = 0;
+  std::uint64_t pdi_id = 0;
+  std::vector<std::uint64_t> kernel_ids;
+};
+
+struct AiePdi {
+  std::array<std::uint8_t, 16> uuid{};
+  std::vector<std::uint8_t> image;
+  std::vector<CdoGroup> groups;
+};
+
+struct AiePartition {
+  std::string name;
+  std::uint32_t ops_per_cycle = 0;
+  std::uint16_t column_width = 0;
+  std::vector<std::uint16_t> start_columns;
+  std::vector<AiePdi> pdis;
+};
+
+struct ComputeUnit {  // an IP_LAYOUT entry of type PS kernel, subtype DPU
+  std::string name;   // "MLIR_AIE:MLIRAIE"
+  std::uint8_t functional = 0;
+  std::uint16_t kernel_id = 0;
+};
+
+struct MetadataKernel {  // from EMBEDDED_METADATA
+  std::string name, functional, dpu_kernel_id;
+};
+
+struct Xclbin {
+  std::string where;
+  std::uint64_t length = 0;
+  std::uint32_t signature_length = 0;
+  std::vector<XclbinSection> sections;
+  bool has_partition = false;
+  AiePartition partition;
+  std::vector<ComputeUnit> cus;
+  std::vector<MetadataKernel> metadata_kernels;
+
+  const XclbinSection* section(std::uint32_t kind) const;
+  // The PDI whose CDO groups list kernel_id; nullptr when none.
+  const AiePdi* pdi_for(std::uint64_t kernel_id) const;
+};
+
+// Parses an xclbin; throws InputError(where, ...) for anything malformed:
+// wrong magic, truncation, section or array offsets past the end.
+Xclbin parse_xclbin(std::span<const std::uint8_t> bytes, const std::string& where);
+Xclbin load_xclbin(const std::string& path);
+// Checks what the NPU flow needs: an AIE_PARTITION with a PDI and at least
+// one compute unit whose kernel id has a PDI. Throws InputError.
+void require_npu_design(const Xclbin& x);
+
+std::vector<std::uint8_t> read_file_bytes(const std::string& path);  // InputError when unreadable
+
+}  // namespace flopwatt::npu::xdna
