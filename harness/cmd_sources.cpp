@@ -3,6 +3,7 @@
 // window to measure how often their value really changes.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -35,7 +36,8 @@ struct Measured {
   bool interval_measured = false;
   double interval_s = 0;
   double avg_power_w = 0;
-  bool changed = false;
+  bool changed = false;   // the value moved during the window
+  bool sampled = false;   // at least one sample inside the window
   std::string error;
 };
 
@@ -83,7 +85,9 @@ void run_sources(const SourcesOptions& o, CliState& st) {
       m.interval_s = s->update_interval_s();
       const power::WindowEnergy w = sampler.energy(s->id(), t0, t1);
       m.avg_power_w = w.avg_power_w;
-      m.changed = w.j > 0 || m.interval_measured;
+      m.sampled = w.samples > 0;
+      // A counter that moved has energy; a gauge's value moving shows as a measured interval.
+      m.changed = m.interval_measured || (s->kind() == power::Kind::Counter && w.j > 0);
       m.error = s->last_error();
       measured[s->id()] = m;
     }
@@ -114,7 +118,7 @@ void run_sources(const SourcesOptions& o, CliState& st) {
         const Measured& m = it->second;
         e["update_interval_s"] = m.interval_s;
         e["interval_measured"] = m.interval_measured;
-        e["avg_power_w"] = m.avg_power_w;
+        e["avg_power_w"] = m.sampled ? nlohmann::json(m.avg_power_w) : nlohmann::json();
         e["updating"] = m.changed;
         if (!m.error.empty()) e["read_error"] = m.error;
       }
@@ -142,8 +146,12 @@ void run_sources(const SourcesOptions& o, CliState& st) {
   }
 
   int available = 0;
-  for (const auto& s : disc.status) available += s.available;
-  fmt::print("{:<34} {:<8} {:<8} {:<11} {:<22} {}\n", "source", "domain", "kind", "status", "update interval",
+  std::size_t w = 24;
+  for (const auto& s : disc.status) {
+    available += s.available;
+    w = std::max(w, s.id.size());
+  }
+  fmt::print("{:<{}} {:<8} {:<8} {:<11} {:<24} {}\n", "source", w, "domain", "kind", "status", "update interval",
              o.measure_s > 0 ? fmt::format("avg W ({:g} s)", o.measure_s) : std::string("avg W"));
   for (const auto& s : disc.status) {
     std::string interval = seconds_text(s.update_interval_s) + " nominal";
@@ -154,11 +162,13 @@ void run_sources(const SourcesOptions& o, CliState& st) {
         interval = seconds_text(m.interval_s) + " measured";
       else if (!m.changed)
         interval = fmt::format("no change in {:g} s", o.measure_s);
-      power = fmt::format("{:.3f}", m.avg_power_w);
+      else
+        interval = fmt::format("<2 changes in {:g} s", o.measure_s);
+      power = m.sampled ? fmt::format("{:.3f}", m.avg_power_w) : "no sample";
     } else if (!s.available) {
       interval = "-";
     }
-    fmt::print("{:<34} {:<8} {:<8} {:<11} {:<22} {}\n", s.id, s.domain, power::to_string(s.kind),
+    fmt::print("{:<{}} {:<8} {:<8} {:<11} {:<24} {}\n", s.id, w, s.domain, power::to_string(s.kind),
                s.available ? "available" : "missing", interval, power);
     if (!s.reason.empty()) fmt::print("    why: {}\n", s.reason);
     if (!s.fix.empty()) fmt::print("    fix: {}\n", s.fix);
