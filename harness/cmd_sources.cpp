@@ -73,8 +73,10 @@ void run_sources(const SourcesOptions& o, CliState& st) {
   std::map<std::string, Measured> measured;
   if (o.measure_s > 0 && !disc.sources.empty()) {
     power::Sampler sampler(std::move(disc.sources), 0.010);
-    const std::int64_t t0 = power::Sampler::now_ns();
     sampler.start();
+    // Let the first reads land so the window opens on samples, not before them.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const std::int64_t t0 = power::Sampler::now_ns();
     std::this_thread::sleep_for(std::chrono::duration<double>(o.measure_s));
     const std::int64_t t1 = power::Sampler::now_ns();
     sampler.stop();

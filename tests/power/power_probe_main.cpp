@@ -38,8 +38,9 @@ int main(int argc, char** argv) {
                 to_string(s.kind), s.reason.c_str(), s.fix.c_str(), s.note.c_str());
   if (measure > 0 && !d.sources.empty()) {
     Sampler sampler(std::move(d.sources), 0.01);
-    const auto t0 = Sampler::now_ns();
     sampler.start();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // open the window on samples
+    const auto t0 = Sampler::now_ns();
     std::this_thread::sleep_for(std::chrono::duration<double>(measure));
     const auto t1 = Sampler::now_ns();
     for (const auto& s : sampler.sources()) {
