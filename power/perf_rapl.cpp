@@ -295,9 +295,10 @@ void probe_perf_rapl(const std::string& root, Discovery& d, std::shared_ptr<Perf
     SourceStatus& s = d.status[opened[i].status];
     if (!advanced[i]) {
       access->close(opened[i].fd);
-      s.reason = "the counter stays at 0 (the kernel exposes the power PMU but the energy counter does not "
-                 "count, typical of a virtual machine)";
-      s.fix = "measure on bare metal or on the host, or use a battery or external meter";
+      s.reason = "the counter stays at 0 for 30 ms (this CPU does not implement the domain, or a virtual "
+                 "machine exposes the power PMU without the energy counters behind it)";
+      s.fix = "none for this domain: use another one; inside a VM measure on the host, or use a battery or "
+              "external meter";
       continue;
     }
     s.available = true;

