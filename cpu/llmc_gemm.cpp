@@ -125,6 +125,8 @@ class LlmcBackend final : public Backend {
   std::vector<std::pair<std::string, std::string>> notes() const override {
     return {{"algorithm", "llm.c CPU matmul loop structure: fwd 8-row register blocks (NT), "
                           "bwd dinp per token (NN), dweight per output channel (TN); no BLAS"},
+            {"compile", "reassociation allowed (-fassociative-math), the part of llm.c's -Ofast that lets the "
+                        "forward reduction vectorise"},
             {"threads", std::to_string(omp_get_max_threads())}};
   }
 };
