@@ -76,11 +76,18 @@ WindowEnergy integrate_window(const std::vector<Sample>& s, Kind kind, std::int6
   if (rules.update_interval_s > 0 && dur < 3 * rules.update_interval_s)
     add_reason(w, fmt("window %.3g s < 3 x %.3g s update interval", dur, rules.update_interval_s));
 
-  // The largest stretch of the window not bracketed by samples closer than 2 expected spacings.
+  // The longest stretch without samples that the result depends on. A gauge
+  // depends on every sample inside the window; a counter integrates in
+  // hardware, so only the two pairs of samples interpolated at the edges matter.
   const std::size_t a = lo > 0 ? lo - 1 : 0;
   const std::size_t b = hi < s.size() ? hi : s.size() - 1;
   std::int64_t gap = 0;
-  for (std::size_t i = a; i < b; ++i) gap = std::max(gap, s[i + 1].t_ns - s[i].t_ns);
+  if (kind == Kind::Gauge) {
+    for (std::size_t i = a; i < b; ++i) gap = std::max(gap, s[i + 1].t_ns - s[i].t_ns);
+  } else {
+    if (a + 1 <= b) gap = std::max(gap, s[a + 1].t_ns - s[a].t_ns);
+    if (b >= 1 && b - 1 >= a) gap = std::max(gap, s[b].t_ns - s[b - 1].t_ns);
+  }
   if (s[a].t_ns > t0) gap = std::max(gap, s[a].t_ns - t0);
   if (s[b].t_ns < t1) gap = std::max(gap, t1 - s[b].t_ns);
   if (rules.expected_spacing_s > 0 && double(gap) * 1e-9 > 2 * rules.expected_spacing_s)

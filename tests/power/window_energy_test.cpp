@@ -60,16 +60,32 @@ TEST(WindowEnergy, ShortWindowForASlowGaugeIsLowConfidence) {
   EXPECT_FALSE(ok.low_confidence) << ok.why_low;
 }
 
-TEST(WindowEnergy, SamplingGapIsLowConfidence) {
-  auto s = counter(10.0, 0, 400);
-  auto tail = counter(10.0, 450, 1000);  // 50 ms without a sample
-  s.insert(s.end(), tail.begin(), tail.end());
-  WindowEnergy w = integrate_window(s, Kind::Counter, 100 * kMs, 900 * kMs, kFast);
+TEST(WindowEnergy, GaugeSamplingGapIsLowConfidence) {
+  std::vector<Sample> s;
+  for (int t = 0; t <= 1000; t += 10)
+    if (t <= 400 || t >= 450) s.push_back({t * kMs, 10.0});  // 50 ms without a sample
+  WindowEnergy w = integrate_window(s, Kind::Gauge, 100 * kMs, 900 * kMs, kFast);
   EXPECT_NEAR(w.j, 8.0, 1e-9);
   EXPECT_TRUE(w.low_confidence);
   EXPECT_NE(w.why_low.find("sampling gap 50 ms > 2 x 10 ms"), std::string::npos) << w.why_low;
   // The same gap outside the window does not matter.
-  EXPECT_FALSE(integrate_window(s, Kind::Counter, 500 * kMs, 900 * kMs, kFast).low_confidence);
+  EXPECT_FALSE(integrate_window(s, Kind::Gauge, 500 * kMs, 900 * kMs, kFast).low_confidence);
+}
+
+TEST(WindowEnergy, CounterGapMattersOnlyAtTheEdges) {
+  auto s = counter(10.0, 0, 400);
+  auto tail = counter(10.0, 450, 1000);  // 50 ms without a sample
+  s.insert(s.end(), tail.begin(), tail.end());
+  // Inside the window the hardware kept counting: the result is exact.
+  WindowEnergy inside = integrate_window(s, Kind::Counter, 100 * kMs, 900 * kMs, kFast);
+  EXPECT_NEAR(inside.j, 8.0, 1e-9);
+  EXPECT_FALSE(inside.low_confidence) << inside.why_low;
+  // A window edge interpolated across the gap is not.
+  WindowEnergy edge = integrate_window(s, Kind::Counter, 425 * kMs, 900 * kMs, kFast);
+  EXPECT_TRUE(edge.low_confidence);
+  EXPECT_NE(edge.why_low.find("sampling gap 50 ms > 2 x 10 ms"), std::string::npos) << edge.why_low;
+  WindowEnergy end = integrate_window(s, Kind::Counter, 100 * kMs, 420 * kMs, kFast);
+  EXPECT_TRUE(end.low_confidence);
 }
 
 TEST(WindowEnergy, WindowBeyondTheLastSampleIsAGap) {
