@@ -139,6 +139,16 @@ void probe_battery(const std::string& root, Discovery& d) {
     if (read_trimmed(join_path(dir, "type")).value_or("") != "Battery") continue;
     if (read_trimmed(join_path(dir, "scope")).value_or("") == "Device") continue;  // mouse, headset
     ++found;
+    if (auto present = read_int(join_path(dir, "present")); present && *present == 0) {
+      SourceStatus s;
+      s.id = "battery:" + n;
+      s.domain = "battery";
+      s.kind = Kind::Gauge;
+      s.reason = "battery bay " + n + " is empty (present = 0)";
+      s.fix = "none: insert the battery, or use the other one";
+      d.status.push_back(std::move(s));
+      continue;
+    }
     const BatteryStatus st = parse_battery_status(read_trimmed(join_path(dir, "status")).value_or(""));
     std::string status_note = std::string("status ") + to_string(st);
     if (st == BatteryStatus::Charging)

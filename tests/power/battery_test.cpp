@@ -120,6 +120,18 @@ TEST(Battery, ChargingIsSaidSo) {
   EXPECT_DOUBLE_EQ(source(d, "battery:BAT0")->read()->value, 20.0);
 }
 
+TEST(Battery, EmptyBayIsListedNotSampled) {
+  FixtureTree t;
+  t.write("sys/class/power_supply/BAT1/type", "Battery\n");
+  t.write("sys/class/power_supply/BAT1/present", "0\n");
+  Discovery d;
+  probe_battery(t.root(), d);
+  EXPECT_TRUE(d.sources.empty());
+  ASSERT_EQ(d.status.size(), 1u);
+  EXPECT_EQ(d.status[0].id, "battery:BAT1");
+  EXPECT_NE(d.status[0].reason.find("empty"), std::string::npos);
+}
+
 TEST(Battery, PeripheralBatteriesAndAdaptersAreNotSources) {
   FixtureTree t;
   t.write("sys/class/power_supply/hidpp_battery_0/type", "Battery\n");
