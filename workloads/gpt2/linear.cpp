@@ -90,6 +90,10 @@ void GemmRunner::gemm(const GemmDesc& d0, const void* A, const void* B, void* C)
   backend_.gemm(d, A, B, C);
   const std::int64_t t1 = Profiler::now_ns();
   if (!prof_) return;
+  if (auto e = backend_.last_modelled_energy_j()) {
+    prof_->modelled_j_total += e->second;
+    prof_->modelled_source = e->first;
+  }
   if (auto bd = backend_.last_breakdown()) {
     Breakdown& tot = prof_->breakdown_total;
     tot.copy_in += bd->copy_in;

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <ctime>
+#include <string>
 #include <vector>
 
 #include "workloads/backend.h"
@@ -20,6 +21,7 @@ struct OpRecord {
   std::int64_t sim_adjust_ns;
   Breakdown breakdown;         // summed backend breakdowns of the op's GEMM calls
   bool has_breakdown;
+  double modelled_j;           // summed modelled energy of the op's GEMM calls (simulated backends)
   double seconds() const { return double(t1_ns - t0_ns + sim_adjust_ns) * 1e-9; }
 };
 
@@ -38,6 +40,8 @@ class Profiler {
   std::int64_t sim_adjust_ns = 0;
   Breakdown breakdown_total;
   int breakdown_calls = 0;
+  double modelled_j_total = 0;
+  std::string modelled_source;  // the source id a simulated backend reports its energy under
 
  private:
   std::vector<OpRecord> records_;
@@ -51,6 +55,7 @@ class OpScope {
       adj0_ = p_->sim_adjust_ns;
       bd0_ = p_->breakdown_total;
       calls0_ = p_->breakdown_calls;
+      j0_ = p_->modelled_j_total;
       t0_ = Profiler::now_ns();
     }
   }
@@ -60,7 +65,8 @@ class OpScope {
     const Breakdown& b = p_->breakdown_total;
     Breakdown d{b.copy_in - bd0_.copy_in, b.compute - bd0_.compute, b.copy_out - bd0_.copy_out,
                 b.submit - bd0_.submit, b.reconfigure - bd0_.reconfigure};
-    p_->records().push_back({op_, layer_, t0_, t1, p_->sim_adjust_ns - adj0_, d, p_->breakdown_calls > calls0_});
+    p_->records().push_back({op_, layer_, t0_, t1, p_->sim_adjust_ns - adj0_, d, p_->breakdown_calls > calls0_,
+                              p_->modelled_j_total - j0_});
   }
   OpScope(const OpScope&) = delete;
   OpScope& operator=(const OpScope&) = delete;
@@ -72,6 +78,7 @@ class OpScope {
   std::int64_t t0_ = 0, adj0_ = 0;
   Breakdown bd0_;
   int calls0_ = 0;
+  double j0_ = 0;
 };
 
 }  // namespace flopwatt::gpt2

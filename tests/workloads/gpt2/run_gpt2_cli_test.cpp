@@ -1,0 +1,166 @@
+// `flopwatt run gpt2` end to end (harness/cmd_gpt2.cpp): bad checkpoint and
+// token files exit 2 with one stderr line naming the file and the problem; a
+// short run on the PyTorch fixture reproduces its first loss, writes the
+// per-step and per-op measurements, and saves a loadable checkpoint.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "workloads/gpt2/checkpoint.h"
+#include "workloads/gpt2/op_table.h"
+#include "workloads/gpt2/tensor_table.h"
+#include "workloads/gpt2/token_data.h"
+
+namespace flopwatt::gpt2 {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kFix = std::string(FLOPWATT_TEST_FIXTURES) + "/gpt2/";
+// Quiet, fast, and independent of the machine's power sources.
+const std::string kCommon = " --power none --idle 0 --threads 1";
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  return std::string((std::istreambuf_iterator<char>(f)), {});
+}
+
+class RunGpt2Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("flopwatt_gpt2_cli_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& n) const { return (dir_ / n).string(); }
+
+  Result run(const std::string& args) {
+    const std::string cmd = std::string(FLOPWATT_BINARY) + " run gpt2 " + args + kCommon + " --out " + path("out") +
+                            " >" + path("stdout") + " 2>" + path("stderr") + " </dev/null";
+    const int st = std::system(cmd.c_str());
+    return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(path("stdout")), slurp(path("stderr"))};
+  }
+  void expect_exit2(const std::string& args, const std::vector<std::string>& mentions) {
+    Result r = run(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err << r.out;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    for (const auto& m : mentions) EXPECT_NE(r.err.find(m), std::string::npos) << "'" << m << "' not in: " << r.err;
+  }
+  std::string copy_with(const std::string& src, const std::string& name, std::size_t offset, std::int32_t value,
+                        long truncate_by = 0) {
+    std::ifstream in(src, std::ios::binary);
+    std::vector<char> b((std::istreambuf_iterator<char>(in)), {});
+    if (offset + 4 <= b.size()) std::memcpy(&b[offset], &value, 4);
+    b.resize(b.size() - truncate_by);
+    std::ofstream out(path(name), std::ios::binary);
+    out.write(b.data(), std::streamsize(b.size()));
+    return path(name);
+  }
+  fs::path dir_;
+};
+
+TEST_F(RunGpt2Cli, BadCheckpointsExitTwo) {
+  const std::string ck = kFix + "tiny_model.bin";
+  std::int32_t magic, version;
+  {
+    std::ifstream in(ck, std::ios::binary);
+    in.read(reinterpret_cast<char*>(&magic), 4);
+    in.read(reinterpret_cast<char*>(&version), 4);
+  }
+  expect_exit2("--checkpoint " + copy_with(ck, "magic.bin", 0, 12345), {"magic.bin", "wrong magic"});
+  expect_exit2("--checkpoint " + copy_with(ck, "trunc.bin", 0, magic, 100), {"trunc.bin", "truncated"});
+  expect_exit2("--checkpoint " + copy_with(ck, "sizes.bin", 4 * 4, 3), {"sizes.bin", "implies"});  // L=3
+  expect_exit2("--checkpoint " + path("missing.bin"), {"missing.bin"});
+  expect_exit2("--checkpoint " + ck + " --model d12", {"--model", "does not match"});
+}
+
+TEST_F(RunGpt2Cli, BadTokenFilesExitTwo) {
+  const std::string tok = kFix + "tiny_tokens.bin";
+  expect_exit2("--model tiny --data " + copy_with(tok, "tmagic.bin", 0, 1), {"tmagic.bin", "wrong magic"});
+  expect_exit2("--model tiny --data " + copy_with(tok, "ttrunc.bin", 0, kTokensMagic, 2), {"ttrunc.bin", "truncated"});
+  // GPT-2 tokens against the 61-token tiny model.
+  std::vector<std::uint16_t> t(300);
+  for (std::size_t i = 0; i < t.size(); ++i) t[i] = std::uint16_t(i * 167 % 50257);
+  write_token_file(path("vocab.bin"), t);
+  expect_exit2("--model tiny --data " + path("vocab.bin"), {"vocab.bin", "vocabulary mismatch"});
+  expect_exit2("--model tiny --batch 4 --seq 64 --data " + tok, {"--data", "fewer than B*T+1"});
+}
+
+TEST_F(RunGpt2Cli, BadFlagsExitTwo) {
+  expect_exit2("--model d13", {"--model d13"});
+  expect_exit2("--model tiny --gemm-backend cpu:nope", {"--gemm-backend"});
+  expect_exit2("--model tiny --dtype fp8", {"--dtype"});
+  expect_exit2("--model tiny --seq 65", {"--seq 65", "maxT"});
+  expect_exit2("--model tiny --steps 2 --warmup 2", {"--warmup"});
+  expect_exit2("--model tiny --lr -1", {"--lr"});
+}
+
+TEST_F(RunGpt2Cli, FixtureRunReportsStepsOpsAndSavesACheckpoint) {
+  Result r = run("--checkpoint " + kFix + "tiny_model.bin --data " + kFix +
+                 "tiny_tokens.bin --batch 2 --seq 16 --steps 3 --warmup 1 --gemm-backend cpu:reference --save " +
+                 path("saved.bin"));
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("GFLOP/s"), std::string::npos) << r.out;  // the per-op table
+  EXPECT_NE(r.out.find("softmax_xent"), std::string::npos) << r.out;
+  const auto run = nlohmann::json::parse(slurp(path("out") + "/run.json"));
+  EXPECT_TRUE(run["complete"].get<bool>());
+  EXPECT_EQ(run["context"]["gpt2"]["gemm_backend"], "cpu:reference");
+
+  std::ifstream ref(kFix + "tiny_reference.json");
+  const auto want = nlohmann::json::parse(ref);
+  std::vector<double> losses;
+  double step_flop = 0, op_flop = 0;
+  std::set<std::string> ops;
+  for (const auto& m : run["measurements"]) {
+    EXPECT_EQ(m["workload"], "gpt2");
+    if (m["op"] == "step" && !m["step"].is_null()) {
+      losses.push_back(m["loss"].get<double>());
+      step_flop = m["flop"].get<double>();
+    } else if (m["op"] != "step") {
+      EXPECT_TRUE(m["layer"].is_null());  // no --per-layer
+      EXPECT_EQ(m["reps"], 2);            // 3 steps - 1 warm-up
+      ops.insert(m["op"].get<std::string>() + "/" + (m["pass"].is_null() ? "" : m["pass"].get<std::string>()));
+      op_flop += m["flop"].get<double>();
+    }
+  }
+  ASSERT_EQ(losses.size(), 3u);
+  // The first step sees the fixture's batch 0 with the fixture's parameters.
+  EXPECT_NEAR(losses[0], want["loss"].get<double>(), 1e-4);
+  EXPECT_EQ(ops.size(), std::size_t(kNumOps));
+  EXPECT_NEAR(op_flop, step_flop, 1e-9 * step_flop) << "per-op FLOPs must add up to the step";
+  Config c;
+  const auto saved = read_checkpoint(path("saved.bin"), c);
+  EXPECT_EQ(c, read_checkpoint_config(kFix + "tiny_model.bin"));
+  EXPECT_EQ(saved.size(), std::size_t(num_parameters(c)));
+}
+
+TEST_F(RunGpt2Cli, PerLayerRowsAndBf16) {
+  Result r = run("--model tiny --batch 2 --seq 8 --steps 2 --per-layer --dtype bf16 --gemm-backend cpu:reference");
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const auto run = nlohmann::json::parse(slurp(path("out") + "/run.json"));
+  std::map<std::string, int> layers;
+  for (const auto& m : run["measurements"]) {
+    EXPECT_EQ(m["dtype"], "bf16");
+    if (!m["layer"].is_null()) ++layers[m["op"].get<std::string>() + "/" + m["pass"].get<std::string>()];
+  }
+  EXPECT_EQ(layers["qkv/fwd"], 2);  // tiny has 2 layers
+  EXPECT_EQ(layers["attn/bwd"], 2);
+  EXPECT_EQ(layers.count("lm_head/fwd"), 0u);
+}
+
+}  // namespace
+}  // namespace flopwatt::gpt2
