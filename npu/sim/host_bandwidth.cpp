@@ -19,7 +19,7 @@ double measure() {
   std::vector<bf16_t> dst(n);
   for (std::size_t i = 0; i < n; ++i) src[i] = float(i % 1021) * 0.001f;
   double best = 1e30;
-  for (int run = 0; run < 4; ++run) {
+  for (int run = 0; run < 7; ++run) {
     const auto t0 = std::chrono::steady_clock::now();
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < std::int64_t(n); ++i) dst[i] = f32_to_bf16(src[i]);

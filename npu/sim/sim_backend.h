@@ -70,6 +70,7 @@ class SimBackend : public Backend {
   SimOptions opts_;
   std::unique_ptr<DesignResidency> residency_;
   std::map<std::string, Plan> plans_;
+  std::map<int, SingleDesign> chosen_single_;  // by output type, when opts_.single is unset
   std::optional<Plan> last_plan_;
   std::optional<SimTiming> last_timing_;
   std::optional<SimEnergy> last_energy_;

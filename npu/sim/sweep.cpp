@@ -99,10 +99,12 @@ StepComparison compare_step(const DeviceDesc& dev, const std::vector<GemmShape>&
   std::map<const GemmShape*, Plan> shared;
   for (const auto& s : shapes) shared.emplace(&s, plan_single(dev, {s.desc.M, s.desc.N, s.desc.K, o.out}, cmp.single));
 
-  auto run = [&](const std::string& name, const std::map<const GemmShape*, Plan>& plans, Reconfig how) {
+  auto run = [&](const std::string& name, const std::map<const GemmShape*, Plan>& plans, Reconfig how, int contexts) {
     StrategyResult r;
     r.name = name;
-    DesignResidency res(dev, how);
+    DeviceDesc d = dev;
+    d.hwctx_limit = contexts;
+    DesignResidency res(d, how);
     std::map<std::string, int> keys;
     // Two steps; the second is the steady state a training run sees.
     for (int pass = 0; pass < 2; ++pass) {
@@ -128,9 +130,11 @@ StepComparison compare_step(const DeviceDesc& dev, const std::vector<GemmShape>&
     r.designs = int(keys.size());
     return r;
   };
-  cmp.strategies.push_back(run("per-shape designs, load_pdi switch", own, Reconfig::LoadPdi));
-  cmp.strategies.push_back(run("per-shape designs, one xclbin+context each", own, Reconfig::Xclbin));
-  cmp.strategies.push_back(run("one design for all shapes (padded)", shared, Reconfig::LoadPdi));
+  cmp.strategies.push_back(run("per-shape designs, load_pdi in one context", own, Reconfig::LoadPdi, 1));
+  cmp.strategies.push_back(run(fmt::format("per-shape designs, <= {} resident contexts", dev.hwctx_limit), own,
+                               Reconfig::Xclbin, dev.hwctx_limit));
+  cmp.strategies.push_back(run("per-shape designs, new xclbin+context each", own, Reconfig::Xclbin, 1));
+  cmp.strategies.push_back(run("one design for all shapes (padded)", shared, Reconfig::LoadPdi, 1));
   return cmp;
 }
 

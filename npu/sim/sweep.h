@@ -56,7 +56,9 @@ struct StepComparison {
   std::string device;
   double flop = 0;  // useful FLOPs of the step's GEMMs
   SingleDesign single;
-  std::vector<StrategyResult> strategies;  // per-shape/load_pdi, per-shape/xclbin, single
+  // per-shape designs switched by load_pdi, in resident contexts, by a new
+  // xclbin and context each time; one padded design for all.
+  std::vector<StrategyResult> strategies;
 };
 
 StepComparison compare_step(const DeviceDesc& dev, const std::vector<GemmShape>& shapes, const SweepOptions& o);

@@ -15,6 +15,8 @@
 // submit-to-completion latency, and a design change costs a reconfiguration.
 // Energy: static power while a command is in flight, plus per MAC and per
 // byte at DDR, memory tile and core memory.
+// Which published figures this reproduces, and how closely, is listed in each
+// device file's "calibration" entries (pinned by tests/npu/sim/calibration_test.cpp).
 #pragma once
 #include <string>
 

@@ -50,13 +50,16 @@ TEST(Sweep, StepSequenceFollowsLlmcOrder) {
 TEST(Sweep, StepComparisonShowsReconfigurationCost) {
   for (const DeviceDesc& dev : {test::phoenix(), test::strix()}) {
     const StepComparison c = compare_step(dev, gpt2_gemm_shapes(), {});
-    ASSERT_EQ(c.strategies.size(), 3u);
+    ASSERT_EQ(c.strategies.size(), 4u);
     const auto& pdi = c.strategies[0];
-    const auto& xcl = c.strategies[1];
-    const auto& one = c.strategies[2];
+    const auto& resident = c.strategies[1];
+    const auto& xcl = c.strategies[2];
+    const auto& one = c.strategies[3];
     EXPECT_GT(pdi.switches, 100) << "consecutive GEMMs of a step differ";
     EXPECT_NEAR(pdi.reconfigure_s, pdi.switches * dev.reconfig_load_pdi_s, 1e-12);
-    EXPECT_GE(xcl.reconfigure_s, pdi.reconfigure_s);
+    EXPECT_GE(resident.reconfigure_s, pdi.reconfigure_s);
+    EXPECT_NEAR(xcl.reconfigure_s, xcl.switches * dev.reconfig_xclbin_s, 1e-9);
+    EXPECT_GT(xcl.time_s, one.time_s) << "a new context per switch costs more than padding";
     EXPECT_EQ(one.switches, 0);
     EXPECT_EQ(one.reconfigure_s, 0);
     EXPECT_EQ(one.designs, 1);
@@ -65,7 +68,7 @@ TEST(Sweep, StepComparisonShowsReconfigurationCost) {
     EXPECT_GT(c.flop, 0);
     EXPECT_FALSE(format_comparison(c).empty());
     const auto j = sweep_to_json({}, {c});
-    EXPECT_EQ(j["step_comparison"][0]["strategies"].size(), 3u);
+    EXPECT_EQ(j["step_comparison"][0]["strategies"].size(), 4u);
   }
 }
 

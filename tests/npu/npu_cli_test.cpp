@@ -1,0 +1,78 @@
+// End-to-end checks of `flopwatt npu ...` through the built binary: exit
+// codes of the CLI contract (0 ok, 2 bad input) and the key facts printed.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string out;
+};
+
+Result run(const std::string& args) {
+  Result r;
+  const std::string cmd = std::string(FLOPWATT_BINARY) + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), int(buf.size()), p)) r.out += buf.data();
+  const int st = ::pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+class NpuCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(FLOPWATT_BINARY)) GTEST_SKIP() << FLOPWATT_BINARY << " not built";
+  }
+};
+
+const std::string kFixtures = std::string(FLOPWATT_TEST_FIXTURES) + "/npu";
+
+TEST_F(NpuCli, InfoWithoutDeviceExitsZeroAndSaysWhy) {
+  const auto r = run("npu info --sysfs-root " + kFixtures + "/root-empty");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("no amdxdna device"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("phoenix"), std::string::npos) << "lists the simulated devices\n" << r.out;
+  const auto u = run("npu info --sysfs-root " + kFixtures + "/root-npu-unbound");
+  EXPECT_EQ(u.status, 0);
+  EXPECT_NE(u.out.find("no driver bound"), std::string::npos) << u.out;
+}
+
+TEST_F(NpuCli, PlanPrintsTheTilingAndCost) {
+  const auto r = run("npu plan 7,65,257 --device strix --host-gbs device");
+  EXPECT_EQ(r.status, 0) << r.out;
+  for (const char* needle : {"core tile", "ddr->l2", "copy_in", "npu-model:strix"})
+    EXPECT_NE(r.out.find(needle), std::string::npos) << needle << "\n" << r.out;
+  EXPECT_EQ(run("npu plan 256,768,768 --json --host-gbs device").status, 0);
+}
+
+TEST_F(NpuCli, BadInputExitsTwo) {
+  EXPECT_EQ(run("npu plan 0,1,1").status, 2);
+  EXPECT_EQ(run("npu plan 256,768,768 --device nosuchdevice").status, 2);
+  EXPECT_EQ(run("npu plan 256,768,768 --tile 64,64,64 --host-gbs device").status, 2) << "64^3 fp32 output exceeds L1";
+  EXPECT_EQ(run("npu sweep --shapes random:0").status, 2);
+  EXPECT_EQ(run("npu sweep --host-gbs fast").status, 2);
+}
+
+TEST_F(NpuCli, SmallSweepTimingOnly) {
+  const std::string out = std::filesystem::temp_directory_path() / "flopwatt-npu-sweep.json";
+  const auto r = run("npu sweep --device phoenix --shapes random:20:7 --host-gbs device --timing-only --out " + out);
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("xfer%"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(out));
+  std::filesystem::remove(out);
+  const auto g = run("npu sweep --device strix --host-gbs device");
+  EXPECT_EQ(g.status, 0) << g.out;
+  EXPECT_NE(g.out.find("one design for all shapes"), std::string::npos) << g.out;
+}
+
+}  // namespace
