@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "power/config_error.h"
+#include "power/external_log.h"
 #include "workloads/error.h"
 
 namespace flopwatt {
@@ -34,6 +36,13 @@ void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
     throw InputError("--sample-period", "must be between 0.001 and 10 seconds", "pass for example --sample-period 0.01");
   if (o.threads < 0) throw InputError("--threads", "must be >= 0", "pass a thread count, or 0 for all cores");
   if (o.threads > 0) omp_set_num_threads(o.threads);
+  if (!o.power.power_log.empty()) {
+    try {
+      power::check_power_log(o.power.power_log);
+    } catch (const power::ConfigError& e) {
+      throw InputError("--power-log " + e.where(), e.problem(), e.fix());
+    }
+  }
   if (o.power.sysfs_root.empty()) {
     const char* env = std::getenv("FLOPWATT_SYSFS_ROOT");
     o.power.sysfs_root = env && *env ? env : "/";

@@ -1,5 +1,6 @@
 #include "harness/energy.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <sstream>
@@ -151,12 +152,15 @@ std::map<std::string, EnergyFigures> EnergyMeter::window(std::int64_t t0, std::i
     if (w.j > 0 && flop > 0) f.flop_per_j = flop / w.j;
     if (auto it = impl_->idle_w.find(s->id()); it != impl_->idle_w.end()) {
       double net = w.j - it->second * dt;
-      if (net < 0) {  // noise around the idle level; an energy is never negative
-        f.why_low = "gross energy below idle power x time";
-        net = 0;
+      // Within 1% of the idle level the difference is sensor noise: a FLOP/J
+      // divided by it would be a meaningless huge number, and energy is never negative.
+      if (net < 0.01 * w.j) {
+        f.why_low = net < 0 ? "gross energy below idle power x time" : "net energy within 1% of idle (noise)";
+        net = std::max(net, 0.0);
+      } else if (flop > 0) {
+        f.flop_per_j_net = flop / net;
       }
       f.net_j = net;
-      if (net > 0 && flop > 0) f.flop_per_j_net = flop / net;
     }
     if (w.low_confidence) f.why_low = f.why_low.empty() ? w.why_low : w.why_low + "; " + f.why_low;
     f.confidence = f.why_low.empty() ? "ok" : "low";

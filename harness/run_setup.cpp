@@ -2,8 +2,35 @@
 
 #include "harness/context.h"
 #include "harness/version.h"
+#include "power/power_state.h"
+#include "power/temperature.h"
 
 namespace flopwatt {
+
+namespace {
+
+nlohmann::json temperatures_json(const std::string& root) {
+  nlohmann::json t = nlohmann::json::object();
+  for (const auto& x : power::read_temperatures(root)) t[x.id] = x.celsius;
+  return t;
+}
+
+// Mains or battery, and the charge, as the power_supply class reports them.
+void add_power_state(nlohmann::json& c, const std::string& root) {
+  const auto ps = power::read_power_state(root);
+  if (!ps) return;  // no supply at all: a desktop or a VM; the context keeps null
+  c["ac_online"] = ps->ac_online ? nlohmann::json(*ps->ac_online) : nlohmann::json(nullptr);
+  c["ac_inferred_from_battery_status"] = ps->ac_inferred;
+  c["battery_percent"] = ps->battery_percent ? nlohmann::json(*ps->battery_percent) : nlohmann::json(nullptr);
+  nlohmann::json bats = nlohmann::json::array();
+  for (const auto& b : ps->batteries)
+    bats.push_back({{"name", b.name},
+                    {"status", power::to_string(b.status)},
+                    {"percent", b.percent ? nlohmann::json(*b.percent) : nlohmann::json(nullptr)}});
+  c["batteries"] = bats;
+}
+
+}  // namespace
 
 OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& backends,
                  const nlohmann::json& extra_context) {
@@ -14,11 +41,14 @@ OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& b
   header.flopwatt_version = FLOPWATT_VERSION;
   header.run_id = make_run_id();
   header.context = collect_context(o.power.sysfs_root, backends);
+  add_power_state(header.context, o.power.sysfs_root);
+  header.context["temperatures_start_c"] = temperatures_json(o.power.sysfs_root);
   for (const auto& [k, v] : extra_context.items()) header.context[k] = v;
   header.power_sources = r.meter->source_infos();
   header.headline_source = r.meter->headline_source();
   const std::string out = o.out.empty() ? "results/runs/" + header.run_id : o.out;
   r.session = std::make_unique<Session>(std::move(header), out);
+  r.root = o.power.sysfs_root;
   r.meter->start();
   r.meter->measure_idle(r.session->run());
   r.session->add_samples(r.meter->drain_samples());
@@ -28,6 +58,7 @@ OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& b
 
 void close_run(OpenRun& r, bool complete) {
   r.meter->stop();
+  r.session->run().context["temperatures_end_c"] = temperatures_json(r.root);
   r.session->add_samples(r.meter->drain_samples());
   r.session->finish(complete);
 }

@@ -16,6 +16,7 @@ namespace flopwatt {
 struct OpenRun {
   std::unique_ptr<EnergyMeter> meter;
   std::unique_ptr<Session> session;
+  std::string root;  // the filesystem root the run reads sensors under
 };
 
 // Builds the Run header (context incl. `extra_context`, power sources), creates
