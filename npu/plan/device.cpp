@@ -162,7 +162,6 @@ std::vector<std::string> device_search_dirs() {
   if (std::string(FLOPWATT_NPU_DEVICE_DIR).size()) dirs.emplace_back(FLOPWATT_NPU_DEVICE_DIR);
   if (const std::string exe = self_exe_dir(); !exe.empty()) {
     dirs.push_back((fs::path(exe) / ".." / "share" / "flopwatt" / "npu" / "devices").lexically_normal().string());
-    dirs.push_back((fs::path(exe) / "npu" / "devices").lexically_normal().string());
   }
   return dirs;
 }
