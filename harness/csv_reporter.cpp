@@ -13,7 +13,7 @@ const char* const kBase[] = {
     "time/ci95_lo_s", "time/ci95_hi_s", "time/total_s", "flop", "bytes", "flop_per_s",
     "fraction_of_peak", "verified", "verify_rel_err", "loss", "breakdown/copy_in_s",
     "breakdown/compute_s", "breakdown/copy_out_s", "breakdown/submit_s", "breakdown/reconfigure_s",
-    "skipped"};
+    "skipped", "window/t0_ns", "window/t1_ns"};
 const char* const kEnergy[] = {"j", "avg_power_w", "net_j", "flop_per_j", "flop_per_j_net", "confidence"};
 
 std::string num(double v) {
@@ -68,7 +68,8 @@ void write_measurements_csv(const Run& run, std::ostream& os) {
         onum(m.bytes), num(m.flop_per_s), onum(m.fraction_of_peak),
         m.verified ? (*m.verified ? "true" : "false") : "", onum(m.verify_rel_err), onum(m.loss),
         b ? num(b->copy_in) : "", b ? num(b->compute) : "", b ? num(b->copy_out) : "",
-        b ? num(b->submit) : "", b ? num(b->reconfigure) : "", m.skipped.value_or("")};
+        b ? num(b->submit) : "", b ? num(b->reconfigure) : "", m.skipped.value_or(""),
+        m.window_ns ? std::to_string((*m.window_ns)[0]) : "", m.window_ns ? std::to_string((*m.window_ns)[1]) : ""};
     for (const auto& id : ids) {
       auto it = m.energy.find(id);
       if (it == m.energy.end()) {

@@ -10,22 +10,9 @@
 
 #include "cpu/backends.h"
 #include "harness/statistics.h"
+#include "workloads/verify.h"
 
 namespace flopwatt {
-
-double rel_frobenius_error(const float* got, const float* ref, std::size_t n) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double g = got[i], r = ref[i];
-    if (!std::isfinite(g) || !std::isfinite(r)) return std::numeric_limits<double>::infinity();
-    num += (g - r) * (g - r);
-    den += r * r;
-  }
-  if (den == 0) return num == 0 ? 0.0 : std::numeric_limits<double>::infinity();
-  return std::sqrt(num / den);
-}
-
-double verify_tolerance(DType in) { return in == DType::F32 ? 1e-4 : 1e-2; }
 
 namespace {
 
@@ -137,7 +124,7 @@ bool run_gemm_suite(const std::vector<Backend*>& backends, const GemmRunOptions&
         if (ref && b != ref) {
           const double err = rel_frobenius_error(c.data(), ref_c.data(), nc);
           m.verify_rel_err = std::isfinite(err) ? err : std::numeric_limits<double>::max();
-          m.verified = err <= verify_tolerance(b->compute_dtype(d));
+          m.verified = passes(err, gemm_tolerance(b->compute_dtype(d)));
         } else if (ref) {
           m.verified = true;  // the oracle itself
         }
@@ -172,6 +159,7 @@ bool run_gemm_suite(const std::vector<Backend*>& backends, const GemmRunOptions&
       }
       m.reps = int(t.rep_s.size());
       m.rep_times_s = t.rep_s;
+      m.window_ns = {t.t0_ns, t.t1_ns};
       m.time_s = summarize(t.rep_s);
       m.flop_per_s = m.time_s.median > 0 ? m.flop / m.time_s.median : 0;
       if (o.peak_flop_per_s && *o.peak_flop_per_s > 0 && !m.simulated) m.fraction_of_peak = m.flop_per_s / *o.peak_flop_per_s;

@@ -30,9 +30,4 @@ using MeasurementCallback = std::function<void(const Measurement&, std::size_t d
 bool run_gemm_suite(const std::vector<Backend*>& backends, const GemmRunOptions& o, Session& session,
                     EnergyMeter& meter, const MeasurementCallback& on_measurement);
 
-// Relative Frobenius error ||got - ref|| / ||ref||; +inf when either has a NaN
-// or Inf, so a broken kernel never passes.
-double rel_frobenius_error(const float* got, const float* ref, std::size_t n);
-double verify_tolerance(DType in);  // 1e-4 fp32, 1e-2 bf16
-
 }  // namespace flopwatt

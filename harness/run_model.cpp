@@ -51,6 +51,7 @@ json to_json(const Measurement& m) {
       {"verify_rel_err", opt(m.verify_rel_err)},
       {"loss", opt(m.loss)},
       {"skipped", opt(m.skipped)},
+      {"window_ns", opt(m.window_ns)},
   };
   if (m.breakdown_s) {
     const auto& b = *m.breakdown_s;
@@ -138,6 +139,7 @@ Measurement measurement_from_json(const json& j) {
   m.verify_rel_err = get_opt<double>(j, "verify_rel_err");
   m.loss = get_opt<double>(j, "loss");
   m.skipped = get_opt<std::string>(j, "skipped");
+  m.window_ns = get_opt<std::array<std::int64_t, 2>>(j, "window_ns");
   if (j.contains("breakdown_s") && !j["breakdown_s"].is_null()) {
     const auto& b = j["breakdown_s"];
     m.breakdown_s = Breakdown{b.value("copy_in", 0.0), b.value("compute", 0.0), b.value("copy_out", 0.0),

@@ -1,5 +1,6 @@
 // The in-memory Run every reporter writes from (DESIGN.md "CLI and report contract").
 #pragma once
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -57,6 +58,9 @@ struct Measurement {
   std::optional<Breakdown> breakdown_s;
   std::map<std::string, EnergyFigures> energy;  // by source id
   std::optional<std::string> skipped;    // reason, when the configuration could not run
+  // CLOCK_MONOTONIC edges [t0, t1] of the timed loop (the energy window), on
+  // the clock of samples.csv, so a plot can shade each measurement's region.
+  std::optional<std::array<std::int64_t, 2>> window_ns;
 };
 
 struct PowerSourceInfo {

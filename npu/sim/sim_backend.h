@@ -44,6 +44,8 @@ class SimBackend : public Backend {
   bool supports(const GemmDesc& d) const override;
   void gemm(const GemmDesc& d, const void* A, const void* B, void* C) override;
   bool simulated() const override { return true; }
+  // The array multiplies bf16 whatever the host hands it (fp32 is rounded on the way in).
+  DType compute_dtype(const GemmDesc&) const override { return DType::BF16; }
   std::optional<Breakdown> last_breakdown() const override;
   std::optional<std::pair<std::string, double>> last_modelled_energy_j() const override;
   std::vector<std::pair<std::string, std::string>> notes() const override;

@@ -33,6 +33,7 @@ class XdnaBackend : public Backend {
   Availability availability() const override;
   bool supports(const GemmDesc& d) const override;
   void gemm(const GemmDesc& d, const void* A, const void* B, void* C) override;
+  DType compute_dtype(const GemmDesc&) const override { return DType::BF16; }  // bf16 designs only
   std::optional<Breakdown> last_breakdown() const override { return last_; }
   std::vector<std::pair<std::string, std::string>> notes() const override;
 
