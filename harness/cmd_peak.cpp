@@ -35,9 +35,9 @@ void register_run_peak(CLI::App& run, CliState& st) {
       m.dtype = p.dtype;
       m.reps = 1;
       m.flop_per_s = p.flop_per_s;
-      m.skipped = p.flop_per_s > 0 ? std::nullopt : std::optional<std::string>(p.isa + " not usable here");
+      m.skipped = p.flop_per_s > 0 ? std::nullopt : std::optional<std::string>(p.isa + ": " + (p.note.empty() ? "not usable here" : p.note));
       m.threads = p.threads;
-      fmt::print("{:<6} {:<22} {:>7} {:>16}\n", p.dtype, p.isa, p.threads, si(p.flop_per_s, "FLOP/s"));
+      fmt::print("{:<6} {:<22} {:>7} {:>16} {}\n", p.dtype, p.isa, p.threads, si(p.flop_per_s, "FLOP/s"), p.note);
       r.session->add(std::move(m));
     }
     close_run(r, true);
