@@ -14,15 +14,56 @@ dtype=torch.bfloat16) (bf16 matmuls, fp32 master weights and optimizer), the
 usual CPU mixed-precision recipe. AdamW runs with foreach=False and True; both
 are reported and the faster one is the configuration's headline.
 
+OpenBLAS (which Debian's PyTorch uses for fp32 matmuls) picks its kernels by CPU
+model, and Debian 12's release falls back to its SSE3 "Prescott" kernels on CPUs
+newer than itself; flopwatt's cpu:openblas backend corrects that, so by default
+this script does too, by setting OPENBLAS_CORETYPE to the best kernel set the CPU
+supports before PyTorch loads (--openblas-coretype none keeps PyTorch as it comes;
+the JSON records which).
+
 Needs PyTorch (Debian: apt-get install python3-torch; run with the system python3).
 """
 import argparse
 import json
 import math
+import os
 import resource
 import statistics
 import sys
 import time
+
+
+def best_openblas_coretype():
+    """The kernel set flopwatt's cpu:openblas backend would pick for this CPU."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
+    except OSError:
+        return None
+    if "avx512f" in flags and "avx512_bf16" in flags:
+        return "Cooperlake"
+    if all(x in flags for x in ("avx512f", "avx512bw", "avx512dq", "avx512vl")):
+        return "SkylakeX"
+    if "avx2" in flags and "fma" in flags:
+        return "Haswell"
+    return None
+
+
+def _early_args():
+    """--openblas-coretype must act before `import torch` loads OpenBLAS."""
+    v = "auto"
+    for i, a in enumerate(sys.argv):
+        if a == "--openblas-coretype" and i + 1 < len(sys.argv):
+            v = sys.argv[i + 1]
+        elif a.startswith("--openblas-coretype="):
+            v = a.split("=", 1)[1]
+    if v == "auto" and "OPENBLAS_CORETYPE" not in os.environ:
+        v = best_openblas_coretype() or "none"
+    if v not in ("auto", "none"):
+        os.environ["OPENBLAS_CORETYPE"] = v
+
+
+_early_args()
 
 try:
     import torch
@@ -131,11 +172,14 @@ def main():
     ap.add_argument("--dtype", default="both", choices=["fp32", "bf16", "both"])
     ap.add_argument("--foreach", default="both", choices=["on", "off", "both"],
                     help="AdamW implementation(s) to time")
+    ap.add_argument("--openblas-coretype", default="auto",
+                    help="auto (the CPU's best kernel set unless OPENBLAS_CORETYPE is set), none, or a name")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     cfg = PRESETS[args.model]
     out = {"tool": "scripts/bench_pytorch_gpt2.py", "torch_version": torch.__version__,
            "mkldnn": torch.backends.mkldnn.is_available(), "threads": torch.get_num_threads(),
+           "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
            "model": args.model, "batch": args.batch, "seq": args.seq, "steps": args.steps, "warmup": args.warmup}
     dtypes = ["fp32", "bf16"] if args.dtype == "both" else [args.dtype]
     foreach = {"on": [True], "off": [False], "both": [False, True]}[args.foreach]

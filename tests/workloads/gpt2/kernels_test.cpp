@@ -104,7 +104,9 @@ TEST(Kernels, BiasForwardBackward) {
 struct AttnShape {
   int B, T, C, NH;
 };
-const AttnShape kAttn[] = {{1, 1, 4, 1}, {2, 7, 12, 3}, {1, 65, 66, 2}, {3, 17, 64, 4}, {1, 33, 257, 1}};
+// hs = C/NH: 4, 33, 257 take the per-row path; 16, 64 the blocked one (T of 1, 7, 17, 64, 65).
+const AttnShape kAttn[] = {{1, 1, 4, 1},   {2, 7, 12, 3},  {1, 65, 66, 2},  {3, 17, 64, 4}, {1, 33, 257, 1},
+                           {1, 1, 16, 1}, {1, 7, 32, 2}, {2, 64, 128, 2}, {2, 65, 128, 2}};
 
 TEST(Kernels, AttentionForward) {
   for (auto [B, T, C, NH] : kAttn) {
