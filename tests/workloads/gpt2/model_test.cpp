@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "cpu/backends.h"
 #include "tests/workloads/gpt2/compare.h"
 #include "tests/workloads/gpt2/naive_backend.h"
 #include "workloads/error.h"
@@ -117,6 +118,18 @@ TEST(Gpt2Model, TransposeFallbackGivesTheSameGradients) {
   // A backend that only runs NN GEMMs: GemmRunner materializes the transposes.
   NaiveBackend nn(/*nn_only=*/true);
   run_fixture_comparison(nn);
+}
+
+TEST(Gpt2Model, MatchesPyTorchOnEveryAvailableCpuBackend) {
+  // The real GEMM libraries, in fp32, must meet the same tolerances.
+  int ran = 0;
+  for (auto& be : cpu::make_backends()) {
+    if (!be->availability().ok) continue;
+    SCOPED_TRACE(be->name());
+    run_fixture_comparison(*be);
+    ++ran;
+  }
+  EXPECT_GE(ran, 1) << "cpu:reference at least is always available";
 }
 
 TEST(Gpt2Model, TenAdamWStepsFollowPyTorch) {
