@@ -70,6 +70,13 @@ class RunGpt2Cli : public ::testing::Test {
     out.write(b.data(), std::streamsize(b.size()));
     return path(name);
   }
+  // Validates against the published schema with Debian's python3-jsonschema.
+  static void expect_schema_valid(const std::string& run_json) {
+    const std::string cmd = "/usr/bin/python3 -c \"import json,sys,jsonschema; "
+                            "jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))\" " +
+                            run_json + " " FLOPWATT_SOURCE_DIR "/results/schema/run.schema.json";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << run_json << " does not match results/schema/run.schema.json";
+  }
   fs::path dir_;
 };
 
@@ -117,6 +124,7 @@ TEST_F(RunGpt2Cli, FixtureRunReportsStepsOpsAndSavesACheckpoint) {
   EXPECT_NE(r.out.find("GFLOP/s"), std::string::npos) << r.out;  // the per-op table
   EXPECT_NE(r.out.find("softmax_xent"), std::string::npos) << r.out;
   const auto run = nlohmann::json::parse(slurp(path("out") + "/run.json"));
+  expect_schema_valid(path("out") + "/run.json");
   EXPECT_TRUE(run["complete"].get<bool>());
   EXPECT_EQ(run["context"]["gpt2"]["gemm_backend"], "cpu:reference");
 
@@ -152,6 +160,7 @@ TEST_F(RunGpt2Cli, PerLayerRowsAndBf16) {
   Result r = run("--model tiny --batch 2 --seq 8 --steps 2 --per-layer --dtype bf16 --gemm-backend cpu:reference");
   ASSERT_EQ(r.code, 0) << r.err << r.out;
   const auto run = nlohmann::json::parse(slurp(path("out") + "/run.json"));
+  expect_schema_valid(path("out") + "/run.json");
   std::map<std::string, int> layers;
   for (const auto& m : run["measurements"]) {
     EXPECT_EQ(m["dtype"], "bf16");
