@@ -5,6 +5,7 @@
 #include "harness/commands.h"
 #include "harness/console_reporter.h"
 #include "harness/gemm_runner.h"
+#include "harness/progress.h"
 #include "harness/run_setup.h"
 #include "workloads/error.h"
 
@@ -51,8 +52,23 @@ int run_gemm(CLI::App* cmd, GemmArgs& a, bool skip_reference) {
   fmt::print(out, "flopwatt run {} -> {}\n", r.session->run().run_id, r.session->out_dir());
   print_row_header(out);
   const auto headline = r.session->run().headline_source;
+  // run_gemm_suite goes shape by shape, every backend per shape: item i is
+  // (shapes[i / nb], backends[i % nb]), so the line can name the one running now.
+  Progress progress;
+  const std::size_t nb = owned.size(), total = go.shapes.size() * nb;
+  auto item = [&](std::size_t i) {
+    const GemmShape& s = go.shapes[i / nb];
+    const GemmDesc& d = s.desc;
+    return fmt::format("{} {} {}x{}x{}", owned[i % nb]->name(), s.op, d.M, d.N, d.K);
+  };
+  if (total) progress.update(item(0), 0, total);
   const bool ok = run_gemm_suite(raw(owned), go, *r.session, *r.meter,
-                                 [&](const Measurement& m, std::size_t, std::size_t) { print_row(out, m, headline); });
+                                 [&](const Measurement& m, std::size_t done, std::size_t n) {
+                                   progress.clear();
+                                   print_row(out, m, headline);
+                                   if (done < n) progress.update(item(done), done, n);
+                                 });
+  progress.clear();
   close_run(r, ok);
   print_summary(out, r.session->run(), r.session->out_dir());
   if (!ok) {

@@ -33,5 +33,8 @@ void register_backends(CLI::App& app, CliState& st);      // harness/cmd_backend
 void register_sources(CLI::App& app, CliState& st);       // harness/cmd_sources.cpp
 void register_npu(CLI::App& app, CliState& st);           // harness/cmd_npu.cpp
 void register_run_gpt2(CLI::App& run, CliState& st);      // harness/cmd_gpt2.cpp
+void register_campaign(CLI::App& app, CliState& st);      // harness/cmd_campaign.cpp
+void register_report(CLI::App& app, CliState& st);        // harness/cmd_report.cpp
+void register_plot(CLI::App& app, CliState& st);          // harness/cmd_plot.cpp
 
 }  // namespace flopwatt

@@ -20,6 +20,9 @@ int main(int argc, char** argv) {
   register_backends(app, st);
   register_sources(app, st);
   register_npu(app, st);
+  register_campaign(app, st);
+  register_report(app, st);
+  register_plot(app, st);
   if (argc > 1 && argv[1][0] != '-') {  // CLI11 would only say "a subcommand is required"
     bool known = false;
     for (const auto* sub : app.get_subcommands({})) known = known || sub->check_name(argv[1]);

@@ -1,0 +1,456 @@
+#!/usr/bin/python3
+"""Figures of a flopwatt run or campaign directory (PNG and SVG).
+
+    plot.py DIR [--out OUT] [--formats png,svg]
+
+A run directory (run.json, samples.csv) gives:
+  power_trace   every power source over time; each measurement's window shaded
+  throughput    FLOP/s per op and backend (median, whiskers p10..p90 of the repetitions)
+  efficiency    FLOP/J per op and backend from the run's headline source
+A campaign directory (campaign.json, comparison.json) gives mains_vs_battery
+(FLOP/s and FLOP/J on mains and on battery, with the mains/battery ratio) and
+the three figures above for each phase's run in OUT/<state>[/<part>]/.
+
+Pixel sizes are fixed (no tight bounding box) so pages and tests can rely on
+them: SIZES below. Exit status follows flopwatt's contract: 2 with one line on
+stderr for bad input, 1 for an internal failure.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+
+SIZES = {  # name: (width, height) in pixels at DPI
+    "power_trace": (1000, 500),
+    "throughput": (1000, 500),
+    "efficiency": (1000, 500),
+    "mains_vs_battery": (1000, 700),
+}
+DPI = 100
+MAX_TRACE_POINTS = 1500  # per source; longer traces are averaged into bins (keeps SVGs small)
+
+# The same order as flopwatt's headline choice: wider domains first.
+DOMAIN_ORDER = ["wall", "battery", "psys", "package", "npu", "core", "uncore", "dram"]
+
+
+class InputError(Exception):
+    pass
+
+
+def fail(msg, code=2):
+    print("flopwatt plot: " + msg, file=sys.stderr)
+    sys.exit(code)
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror}); fix: pass a run or campaign directory written by flopwatt")
+    except ValueError as e:
+        raise InputError(f"{path}: not valid JSON ({e}); fix: re-run the measurement")
+
+
+def gflop(v):
+    return v * 1e-9
+
+
+def shape_text(m):
+    s = m.get("shape")
+    return f"{s['M']}x{s['N']}x{s['K']}" if s else ""
+
+
+def config_label(m):
+    parts = [m["op"]]
+    if m.get("layer") is not None:
+        parts.append(f"L{m['layer']}")
+    if m.get("workload") == "gemm" and m.get("shape") and not m["op"].startswith(shape_text(m)):
+        parts.append(shape_text(m))  # a custom shape's op is already its shape
+    return " ".join(parts)
+
+
+def comparable(m):
+    if m.get("skipped") or not m.get("flop_per_s") or m.get("reps", 0) < 1:
+        return False
+    return not (m.get("workload") == "gpt2" and m.get("step") is not None)
+
+
+def source_domains(run):
+    d = {s["id"]: s.get("domain", "") for s in run.get("power_sources", [])}
+    return d
+
+
+def pick_source(run, m):
+    """The source a row's FLOP/J is read from: the headline source, else the widest with figures.
+    On mains (context.ac_online) a battery gauge reads the charging current, so battery sources are skipped."""
+    dom = source_domains(run)
+    on_mains = run.get("context", {}).get("ac_online") is True
+
+    def is_battery(k):
+        return dom.get(k, "battery" if k.startswith("battery") else "") == "battery"
+
+    e = m.get("energy") or {}
+    usable = [k for k, v in e.items() if v.get("flop_per_j") and not (on_mains and is_battery(k))]
+    h = run.get("headline_source")
+    if h in usable:
+        return h
+
+    def rank(k):
+        d = dom.get(k, "npu" if k.startswith("npu-model:") else "")
+        return DOMAIN_ORDER.index(d) if d in DOMAIN_ORDER else 100
+
+    return min(usable, key=rank) if usable else None
+
+
+def backend_colors(backends):
+    import matplotlib
+
+    cmap = matplotlib.colormaps["tab10"]
+    return {b: cmap(i % 10) for i, b in enumerate(backends)}
+
+
+def new_figure(kind):
+    import matplotlib.pyplot as plt
+
+    w, h = SIZES[kind]
+    return plt.figure(figsize=(w / DPI, h / DPI), dpi=DPI, layout="constrained")
+
+
+def save(fig, out_dir, kind, formats, written):
+    import matplotlib.pyplot as plt
+
+    os.makedirs(out_dir, exist_ok=True)
+    for fmt in formats:
+        path = os.path.join(out_dir, f"{kind}.{fmt}")
+        # No dates or random ids in the files, so regenerated figures diff cleanly.
+        meta = {"Date": None} if fmt == "svg" else {"Software": None}
+        fig.savefig(path, dpi=DPI, format=fmt, metadata=meta)
+        written.append(path)
+    plt.close(fig)
+
+
+def read_samples(path):
+    """{source id: (unit, [t_ns], [value])}"""
+    out = {}
+    if not os.path.exists(path):
+        return out
+    with open(path, newline="") as f:
+        r = csv.DictReader(f)
+        need = {"source_id", "t_ns", "value", "unit"}
+        if not r.fieldnames or not need.issubset(r.fieldnames):
+            raise InputError(f"{path}: header is not source_id,t_ns,value,unit; fix: re-run the measurement")
+        for i, row in enumerate(r, start=2):
+            try:
+                t, v = int(row["t_ns"]), float(row["value"])
+            except (TypeError, ValueError):
+                raise InputError(f"{path}:{i}: malformed sample row; fix: re-run the measurement")
+            unit, ts, vs = out.setdefault(row["source_id"], (row["unit"], [], []))
+            ts.append(t)
+            vs.append(v)
+    return out
+
+
+def to_power(unit, ts, vs):
+    """Watts over time: gauges as read, counters (J) differentiated between samples."""
+    if unit != "J":
+        return list(ts), list(vs)
+    pt, pv = [], []
+    for i in range(1, len(ts)):
+        dt = (ts[i] - ts[i - 1]) * 1e-9
+        if dt <= 0:
+            continue
+        pt.append((ts[i] + ts[i - 1]) // 2)
+        pv.append(max(0.0, (vs[i] - vs[i - 1]) / dt))
+    return pt, pv
+
+
+def decimate(ts, vs, n=MAX_TRACE_POINTS):
+    if len(ts) <= n:
+        return ts, vs
+    step = len(ts) / n
+    ot, ov = [], []
+    for k in range(n):
+        a, b = int(k * step), max(int((k + 1) * step), int(k * step) + 1)
+        ot.append(sum(ts[a:b]) / (b - a))
+        ov.append(sum(vs[a:b]) / (b - a))
+    return ot, ov
+
+
+def plot_power_trace(run, run_dir, out_dir, formats, written, title):
+    samples = read_samples(os.path.join(run_dir, "samples.csv"))
+    samples = {k: v for k, v in samples.items() if len(v[1]) >= 2}
+    if not samples:
+        return "power_trace: no power samples in samples.csv (no source was available for this run)"
+    windows = [m for m in run["measurements"] if m.get("window_ns") and not m.get("skipped")]
+    t0 = min(min(v[1]) for v in samples.values())
+    fig = new_figure("power_trace")
+    ax = fig.add_subplot(1, 1, 1)
+    backends = []
+    for m in windows:
+        if m["backend"] not in backends:
+            backends.append(m["backend"])
+    colors = backend_colors(backends)
+    ymax = 0.0
+    dom = source_domains(run)
+    for sid, (unit, ts, vs) in sorted(samples.items()):
+        pt, pv = to_power(unit, ts, vs)
+        pt, pv = decimate(pt, pv)
+        if not pt:
+            continue
+        ymax = max(ymax, max(pv))
+        label = sid + (f" ({dom[sid]})" if dom.get(sid) else "")
+        ax.plot([(t - t0) * 1e-9 for t in pt], pv, linewidth=1.0, label=label)
+    shaded = set()
+    for m in windows:
+        a, b = ((x - t0) * 1e-9 for x in m["window_ns"])
+        lab = m["backend"] if m["backend"] not in shaded else None
+        shaded.add(m["backend"])
+        ax.axvspan(a, b, color=colors[m["backend"]], alpha=0.18, linewidth=0, label=lab)
+    # Op names over the regions wide enough to carry them.
+    if windows:
+        xmax = max((x - t0) * 1e-9 for m in windows for x in m["window_ns"])
+        span = max(xmax, max((t - t0) * 1e-9 for v in samples.values() for t in v[1]))
+        for m in windows:
+            a, b = ((x - t0) * 1e-9 for x in m["window_ns"])
+            if span > 0 and (b - a) / span > 0.012:
+                ax.text((a + b) / 2, 0.98, m["op"], rotation=90, ha="center", va="top", fontsize=7,
+                        transform=ax.get_xaxis_transform(), clip_on=True)
+    ax.set_xlabel("time since the first sample (s)")
+    ax.set_ylabel("power (W)")
+    ax.set_ylim(bottom=0, top=ymax * 1.25 if ymax > 0 else 1)
+    ax.set_title(title + ("" if windows else "  (no measurement windows recorded)"), fontsize=10)
+    ax.legend(fontsize=7, loc="lower right", ncol=2)
+    ax.grid(alpha=0.3)
+    save(fig, out_dir, "power_trace", formats, written)
+    return None
+
+
+def grouped_bars(ax, groups, backends, value_fn, err_fn, simulated, ylabel):
+    """Bars per group (x) and backend (colour); returns True when anything was drawn."""
+    colors = backend_colors(backends)
+    n = max(1, len(backends))
+    width = 0.8 / n
+    drawn = False
+    vals_all = []
+    for j, b in enumerate(backends):
+        xs, ys, lo, hi = [], [], [], []
+        for i, g in enumerate(groups):
+            v = value_fn(g, b)
+            if v is None:
+                continue
+            xs.append(i - 0.4 + width * (j + 0.5))
+            ys.append(v)
+            e = err_fn(g, b) if err_fn else None
+            lo.append(v - e[0] if e else 0)
+            hi.append(e[1] - v if e else 0)
+            vals_all.append(v)
+        if not xs:
+            continue
+        drawn = True
+        ax.bar(xs, ys, width=width * 0.95, color=colors[b], label=b + (" (simulated)" if b in simulated else ""),
+               hatch="//" if b in simulated else None, edgecolor="white" if b not in simulated else "black",
+               linewidth=0.3, yerr=[lo, hi] if err_fn else None, capsize=2, error_kw={"linewidth": 0.8})
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups, rotation=35, ha="right", fontsize=8)
+    ax.set_ylabel(ylabel)
+    pos = [v for v in vals_all if v > 0]
+    if pos and max(pos) / min(pos) > 200:
+        ax.set_yscale("log")
+    ax.grid(axis="y", alpha=0.3)
+    if drawn:
+        ax.legend(fontsize=8)
+    return drawn
+
+
+def run_table(run):
+    groups, backends, cell, simulated = [], [], {}, set()
+    for m in run["measurements"]:
+        if not comparable(m):
+            continue
+        g = config_label(m)
+        if g not in groups:
+            groups.append(g)
+        if m["backend"] not in backends:
+            backends.append(m["backend"])
+        if m.get("simulated"):
+            simulated.add(m["backend"])
+        cell.setdefault((g, m["backend"]), m)
+    return groups, backends, cell, simulated
+
+
+def rate_at(m, t):
+    return m["flop"] / t if t and t > 0 else None
+
+
+def plot_throughput(run, out_dir, formats, written, title):
+    groups, backends, cell, simulated = run_table(run)
+    if not groups:
+        return "throughput: no measurement ran"
+    fig = new_figure("throughput")
+    ax = fig.add_subplot(1, 1, 1)
+
+    def val(g, b):
+        m = cell.get((g, b))
+        return gflop(m["flop_per_s"]) if m else None
+
+    def err(g, b):
+        m = cell[(g, b)]
+        t = m["time_s"]
+        lo, hi = rate_at(m, t.get("p90")), rate_at(m, t.get("p10"))
+        v = gflop(m["flop_per_s"])
+        return (gflop(lo) if lo else v, gflop(hi) if hi else v)
+
+    grouped_bars(ax, groups, backends, val, err, simulated, "GFLOP/s (median; whiskers p10-p90)")
+    ax.set_title(title, fontsize=10)
+    save(fig, out_dir, "throughput", formats, written)
+    return None
+
+
+def plot_efficiency(run, out_dir, formats, written, title):
+    groups, backends, cell, simulated = run_table(run)
+    sources = set()
+
+    def val(g, b):
+        m = cell.get((g, b))
+        if not m:
+            return None
+        s = pick_source(run, m)
+        if not s:
+            return None
+        sources.add(s)
+        return gflop(m["energy"][s]["flop_per_j"])
+
+    if not any(val(g, b) is not None for g in groups for b in backends):
+        return "efficiency: no energy figures in this run (no power source, or windows too short)"
+    fig = new_figure("efficiency")
+    ax = fig.add_subplot(1, 1, 1)
+    grouped_bars(ax, groups, backends, val, None, simulated, "GFLOP/J")
+    ax.set_title(f"{title}\nFLOP/J from {', '.join(sorted(sources))}", fontsize=10)
+    save(fig, out_dir, "efficiency", formats, written)
+    return None
+
+
+def plot_run(run_dir, out_dir, formats, written, notes, title_prefix=""):
+    run = load_json(os.path.join(run_dir, "run.json"))
+    if not isinstance(run, dict) or not isinstance(run.get("measurements"), list):
+        raise InputError(f"{os.path.join(run_dir, 'run.json')}: malformed run.json (no measurements array); "
+                         "fix: pass a run directory written by flopwatt")
+    ctx = run.get("context", {})
+    title = f"{title_prefix}{run.get('run_id', '?')}: {ctx.get('cpu') or 'unknown CPU'}, {ctx.get('threads', '?')} threads"
+    for fn in (lambda: plot_power_trace(run, run_dir, out_dir, formats, written, title),
+               lambda: plot_throughput(run, out_dir, formats, written, title),
+               lambda: plot_efficiency(run, out_dir, formats, written, title)):
+        note = fn()
+        if note:
+            notes.append(f"{run_dir}: {note}")
+
+
+def plot_campaign(cdir, out_dir, formats, written, notes):
+    camp = load_json(os.path.join(cdir, "campaign.json"))
+    cmp_path = os.path.join(cdir, "comparison.json")
+    for ph in camp.get("phases", []):
+        for r in ph.get("runs", []):
+            d = os.path.join(cdir, r.get("dir", ""))
+            if os.path.exists(os.path.join(d, "run.json")):
+                root = camp.get("sysfs_root") or "/"
+                origin = "" if root == "/" else "fixture power, "
+                plot_run(d, os.path.join(out_dir, r["dir"]), formats, written, notes, f"{origin}{ph.get('state')}: ")
+    if not os.path.exists(cmp_path):
+        notes.append(f"{cdir}: mains_vs_battery: no comparison.json (the campaign did not finish)")
+        return
+    c = load_json(cmp_path)
+    rows = [r for r in c.get("rows", []) if r.get("mains") or r.get("battery")]
+    if not rows:
+        notes.append(f"{cdir}: mains_vs_battery: the comparison has no rows")
+        return
+    fig = new_figure("mains_vs_battery")
+    axes = fig.subplots(2, 1, sharex=True)
+    labels = [f"{r['label']}\n{r['backend']}{' (sim)' if r.get('simulated') else ''}" for r in rows]
+    states = [("mains", "#1f77b4"), ("battery", "#ff7f0e")]
+    valid = c.get("valid", {})
+    for ax, key, ylabel, ratio_key in ((axes[0], "flop_per_s", "GFLOP/s", "flop_per_s"),
+                                       (axes[1], "flop_per_j", "GFLOP/J", "flop_per_j")):
+        for k, (state, color) in enumerate(states):
+            xs, ys = [], []
+            for i, r in enumerate(rows):
+                side = r.get(state)
+                if side and side.get(key):
+                    xs.append(i - 0.2 + 0.4 * k)
+                    ys.append(gflop(side[key]))
+            src = sorted({(r.get(state) or {}).get("energy_source") for r in rows} - {None})
+            lab = state + ("" if valid.get(state, True) else " (INVALID phase)")
+            if key == "flop_per_j" and src:
+                lab += f" ({', '.join(src)})"
+            if xs:
+                ax.bar(xs, ys, width=0.38, color=color, label=lab)
+        top = ax.get_ylim()[1]
+        for i, r in enumerate(rows):
+            q = (r.get("mains_over_battery") or {}).get(ratio_key)
+            sides = [r.get(s) or {} for s, _ in states]
+            # A FLOP/J ratio is only drawn over bars that come from the source it was computed from.
+            same = ratio_key == "flop_per_s" or (
+                sides[0].get("energy_source") == sides[1].get("energy_source") ==
+                (r.get("mains_over_battery") or {}).get("flop_per_j_source"))
+            if q and same:
+                hs = [gflop(x.get(key) or 0) for x in sides]
+                ax.text(i, max(hs) + top * 0.02, f"{q:.2f}x", ha="center", va="bottom", fontsize=7)
+        ax.set_ylim(top=top * 1.15)
+        ax.set_ylabel(ylabel)
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[1].set_xticks(range(len(rows)))
+    axes[1].set_xticklabels(labels, rotation=35, ha="right", fontsize=7)
+    root = camp.get("sysfs_root") or "/"
+    origin = "" if root == "/" else "power from a fixture tree (--sysfs-root), not a machine: "
+    axes[0].set_title(f"{origin}mains vs battery ({c.get('suite', camp.get('suite', '?'))}); "
+                      "labels: mains/battery ratio", fontsize=10)
+    srcs = [sorted({(r.get(s) or {}).get("energy_source") for r in rows} - {None}) for s, _ in states]
+    if srcs[0] != srcs[1]:
+        axes[1].set_title("FLOP/J from different sources on mains and on battery: no ratio drawn "
+                          "(comparison.json has it from a source of both states where one exists)", fontsize=8)
+    save(fig, out_dir, "mains_vs_battery", formats, written)
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("dir")
+    p.add_argument("--out")
+    p.add_argument("--formats", default="png,svg")
+    a = p.parse_args(argv)
+    formats = [f for f in a.formats.split(",") if f]
+    bad = [f for f in formats if f not in ("png", "svg")]
+    if bad or not formats:
+        fail(f"--formats {a.formats}: unknown format; fix: use png, svg or png,svg")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        matplotlib.rcParams["svg.hashsalt"] = "flopwatt"
+    except ImportError:
+        fail("matplotlib is missing for /usr/bin/python3; fix: apt-get install python3-matplotlib")
+    out = a.out or os.path.join(a.dir, "plots")
+    written, notes = [], []
+    try:
+        if os.path.exists(os.path.join(a.dir, "campaign.json")):
+            plot_campaign(a.dir, out, formats, written, notes)
+        elif os.path.exists(os.path.join(a.dir, "run.json")):
+            plot_run(a.dir, out, formats, written, notes)
+        else:
+            fail(f"{a.dir}: neither a run dir (run.json) nor a campaign dir (campaign.json); "
+                 "fix: pass a directory written by flopwatt")
+    except InputError as e:
+        fail(str(e))
+    except (KeyError, TypeError) as e:
+        fail(f"{a.dir}: malformed report (missing or wrong field {e}); fix: re-run the measurement")
+    for n in notes:
+        print("note: " + n)
+    for w in written:
+        print(w)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
