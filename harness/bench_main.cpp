@@ -10,14 +10,17 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <sstream>
 
+#include "harness/backend_registry.h"
 #include "harness/gbench_energy.h"
 #include "harness/gbench_gemm.h"
 #include "harness/gbench_gpt2.h"
 #include "harness/version.h"
 #include "workloads/error.h"
+#include "workloads/shapes.h"
 
 namespace {
 
@@ -34,6 +37,7 @@ struct BenchArgs {
   std::string idle = "0", sample_period = "0.01", power_counters = "headline";
   std::string shapes = "gpt2-124m", backends, dtype = "fp32";
   std::string gpt2_presets = "tiny,d12", gpt2_backends, gpt2_batch = "4", gpt2_seq = "64";
+  std::string overhead = "none";
   bool help = false;
 };
 
@@ -100,6 +104,28 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
   return s;
 }
 
+// The sampler's cost to the measured work: the same GEMM with the sampler
+// thread stopped and running, registered side by side so one run (use
+// --benchmark_repetitions to interleave) gives the ratio on the same machine state.
+void register_sampler_overhead(EnergyMeter& meter, const std::string& shape_spec) {
+  std::shared_ptr<Backend> be(default_gemm_backend());
+  if (!be) return;
+  const GemmDesc d = parse_shapes(shape_spec, "--overhead")[0].desc;
+  auto bufs = std::make_shared<std::vector<float>>(std::size_t(d.M * d.K + d.K * d.N + d.M * d.N), 0.5f);
+  for (const bool on : {false, true}) {
+    const std::string name = "overhead/sampler_" + std::string(on ? "on" : "off") + "/" + be->name() + "/" + shape_spec;
+    benchmark::RegisterBenchmark(name.c_str(), [&meter, be, d, bufs, on](benchmark::State& st) {
+      if (!on) meter.stop();
+      float* p = bufs->data();
+      be->prepare(d, p + d.M * d.K);
+      for (auto _ : st) be->gemm(d, p, p + d.M * d.K, p + d.M * d.K + d.K * d.N);
+      if (!on) meter.start();
+      st.counters["FLOP/s"] = benchmark::Counter(d.flop() * double(st.iterations()), benchmark::Counter::kIsRate);
+      st.counters["sampler_running"] = on && meter.active() ? 1 : 0;
+    })->UseRealTime();
+  }
+}
+
 int bench_main(int argc, char** argv) {
   BenchArgs a;
   std::vector<Flag> flags = {
@@ -119,6 +145,7 @@ int bench_main(int argc, char** argv) {
       {"gpt2-backends", "GEMM backends of the GPT-2 steps (default: CPU backends and one NPU)", &a.gpt2_backends},
       {"gpt2-batch", "GPT-2 batch size B (default 4)", &a.gpt2_batch},
       {"gpt2-seq", "GPT-2 sequence length T (default 64)", &a.gpt2_seq},
+      {"overhead", "also GEMM M,N,K with the sampler stopped vs running (default none)", &a.overhead},
   };
   take_flags(argc, argv, flags, a.help);
   if (a.help) {
@@ -164,6 +191,7 @@ int bench_main(int argc, char** argv) {
   if (po.B < 1 || po.T < 1) throw InputError("--gpt2-batch/--gpt2-seq", "must be >= 1", "pass e.g. --gpt2-batch=4");
   po.dtype = *dt;
   const gbench::Registered rp = po.presets.empty() ? gbench::Registered{} : gpt2b.register_all(po);
+  if (a.overhead != "none") register_sampler_overhead(meter, a.overhead);
 
   // The context names what the counters measure and where they come from.
   benchmark::AddCustomContext("flopwatt_version", std::string(FLOPWATT_VERSION) + " (" + FLOPWATT_GIT_REV + ")");
