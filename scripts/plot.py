@@ -339,7 +339,11 @@ def plot_run(run_dir, out_dir, formats, written, notes, title_prefix=""):
         raise InputError(f"{os.path.join(run_dir, 'run.json')}: malformed run.json (no measurements array); "
                          "fix: pass a run directory written by flopwatt")
     ctx = run.get("context", {})
-    title = f"{title_prefix}{run.get('run_id', '?')}: {ctx.get('cpu') or 'unknown CPU'}, {ctx.get('threads', '?')} threads"
+    what = " ".join(str(ctx[k]) for k in ("command", "model", "dtype") if ctx.get(k))
+    title = (f"{title_prefix}{what + ' | ' if what else ''}{run.get('run_id', '?')}: "
+             f"{ctx.get('cpu') or 'unknown CPU'}, {ctx.get('threads', '?')} threads")
+    if ctx.get("shapes"):
+        title += f"\nshapes {ctx['shapes']}"
     for fn in (lambda: plot_power_trace(run, run_dir, out_dir, formats, written, title),
                lambda: plot_throughput(run, out_dir, formats, written, title),
                lambda: plot_efficiency(run, out_dir, formats, written, title)):
