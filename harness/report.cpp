@@ -99,6 +99,18 @@ std::string context_text(const json& c, const char* key) {
   return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : "?";
 }
 
+// The sources this run's FLOP/J figures are read from (not always the headline:
+// on mains a battery gauge is skipped).
+std::string used_sources(const Run& run) {
+  std::set<std::string> ids;
+  for (const auto& m : run.measurements)
+    if (comparable(m))
+      if (auto s = pick_energy_source(run, m, on_mains(run))) ids.insert(*s);
+  std::string out;
+  for (const auto& id : ids) out += (out.empty() ? "" : ", ") + id;
+  return out.empty() ? "none" : out;
+}
+
 std::string md_escape(std::string s) {
   std::string o;
   for (char ch : s) {
@@ -234,6 +246,23 @@ bool on_mains(const Run& run) {
   return it != run.context.end() && it->is_boolean() && it->get<bool>();
 }
 
+std::optional<std::string> shared_energy_source(const Run& a, const Measurement& ma, const Run& b,
+                                                const Measurement& mb) {
+  const auto pa = pick_energy_source(a, ma, on_mains(a)), pb = pick_energy_source(b, mb, on_mains(b));
+  if (pa && pb && *pa == *pb) return pa;
+  // Different headlines (a battery gauge on battery, the package on mains): the
+  // widest source both measured, never a battery gauge of a run on mains.
+  const bool no_battery = on_mains(a) || on_mains(b);
+  std::optional<std::string> best;
+  for (const auto& [id, f] : ma.energy) {
+    auto it = mb.energy.find(id);
+    if (!f.flop_per_j || it == mb.energy.end() || !it->second.flop_per_j) continue;
+    if (no_battery && (source_domain(a, id) == "battery" || source_domain(b, id) == "battery")) continue;
+    if (!best || domain_rank(source_domain(a, id)) < domain_rank(source_domain(a, *best))) best = id;
+  }
+  return best;
+}
+
 std::string baseline_backend(const std::vector<std::string>& backends) {
   for (const auto& b : backends)
     if (b == "cpu:llmc") return b;
@@ -276,8 +305,8 @@ json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
   j["baseline"] = runs.empty() ? json(nullptr) : json(runs[o.baseline].label);
   j["ratio_method"] =
       "FLOP/s ratio = run / baseline at the median times; ci95: from each median's 95% CI (order statistics), "
-      "p10_p90: from each run's p10..p90, both combined worst-case; FLOP/J ratio only when both runs measured "
-      "the row with the same energy source";
+      "p10_p90: from each run's p10..p90, both combined worst-case; FLOP/J ratio only from one energy source "
+      "both runs measured (flop_per_j_source), never a battery gauge of a run on mains";
   json rs = json::array();
   for (const auto& r : runs) {
     const json& c = r.run.context;
@@ -326,12 +355,12 @@ json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
       const auto rr = rate_ratio(*x, *base);
       if (!rr) continue;
       json q = {{"flop_per_s", rr->ratio}, {"ci95", rr->ci95}, {"p10_p90", rr->p10_p90}};
-      // FLOP/J only compares like with like: the same source id in both runs.
-      const auto bsrc = pick_energy_source(runs[o.baseline].run, *base, on_mains(runs[o.baseline].run));
-      const auto a = fpj(*x, src), b = fpj(*base, src);
-      if (src && bsrc && *src == *bsrc && a && b && *b > 0) {
+      // FLOP/J only compares like with like: one source id measured in both runs.
+      const auto shared = shared_energy_source(runs[r].run, *x, runs[o.baseline].run, *base);
+      const auto a = fpj(*x, shared), b = fpj(*base, shared);
+      if (a && b && *b > 0) {
         q["flop_per_j"] = *a / *b;
-        q["flop_per_j_source"] = *src;
+        q["flop_per_j_source"] = *shared;
       } else {
         q["flop_per_j"] = nullptr;
         q["flop_per_j_source"] = nullptr;
@@ -404,20 +433,20 @@ std::string report_markdown(const std::vector<LoadedRun>& runs, const ReportOpti
     os << fmt::format("| {} | {}{} | {} | {} | {} | {} | {} | {} |\n", i + 1, md_escape(r.label),
                       i == o.baseline && runs.size() > 1 ? " (baseline)" : "", r.run.run_id,
                       r.run.complete ? "yes" : "**no**", md_escape(context_text(c, "cpu")),
-                      c.contains("threads") ? c["threads"].dump() : "?", power_text(r),
-                      r.run.headline_source ? *r.run.headline_source : "none");
+                      c.contains("threads") ? c["threads"].dump() : "?", power_text(r), used_sources(r.run));
   }
   const std::vector<Row> rows = build_rows(runs);
   const bool multi = runs.size() > 1;
   os << "\n";
   if (multi) {
     os << "GFLOP/s at the median time, [p10-p90 of the repetitions]. Ratio: run / baseline at the medians, "
-          "[interval from both medians' 95% CIs, combined worst-case]. GFLOP/J from each run's headline source; "
-          "its ratio only when both runs used the same source.\n";
+          "[interval from both medians' 95% CIs, combined worst-case]. GFLOP/J from each run's headline source "
+          "(past battery gauges on mains); its ratio only from one source both runs measured.\n";
   } else {
     os << "GFLOP/s at the median time, [p10-p90 of the repetitions]; speedup vs the baseline backend of each "
           "configuration, [interval from both medians' 95% CIs]; GFLOP/J from the named source.\n";
   }
+  std::set<std::string> ratio_sources;  // sources of the ratios marked *
   std::vector<std::string> workloads;
   for (const auto& row : rows)
     if (std::find(workloads.begin(), workloads.end(), row.first->workload) == workloads.end())
@@ -464,10 +493,19 @@ std::string report_markdown(const std::vector<LoadedRun>& runs, const ReportOpti
         }
         for (std::size_t r = 0; r < runs.size(); ++r) {
           if (r == o.baseline) continue;
-          const auto a = row.per_run[r] ? fpj(*row.per_run[r], srcs[r]) : std::nullopt;
-          const auto b = base ? fpj(*base, srcs[o.baseline]) : std::nullopt;
-          const bool same = srcs[r] && srcs[o.baseline] && *srcs[r] == *srcs[o.baseline];
-          os << (a && b && same && *b > 0 ? " " + g3(*a / *b) + " |" : " - |");
+          const Measurement* x = row.per_run[r];
+          const auto shared = x && base ? shared_energy_source(runs[r].run, *x, runs[o.baseline].run, *base)
+                                        : std::nullopt;
+          const auto a = x ? fpj(*x, shared) : std::nullopt;
+          const auto b = base ? fpj(*base, shared) : std::nullopt;
+          if (a && b && *b > 0) {
+            // Marked when the ratio's source is not the one both columns show.
+            const bool other = shared != srcs[r] || shared != srcs[o.baseline];
+            os << ' ' << g3(*a / *b) << (other ? "*" : "") << " |";
+            if (other) ratio_sources.insert(*shared);
+          } else {
+            os << " - |";
+          }
         }
         os << "\n";
       }
@@ -509,6 +547,12 @@ std::string report_markdown(const std::vector<LoadedRun>& runs, const ReportOpti
            << (src ? *src : "-") << " | " << (x->verified ? (*x->verified ? "yes" : "**FAILED**") : "-") << " |\n";
       }
     }
+  }
+  if (!ratio_sources.empty()) {
+    std::string list;
+    for (const auto& id : ratio_sources) list += (list.empty() ? "" : ", ") + id;
+    os << "\n\\* FLOP/J ratio from a source both runs measured (" << list
+       << "), not the columns' own sources (a battery gauge does not measure the machine on mains).\n";
   }
   if (rows.empty()) os << "\nNo comparable measurements.\n";
   return os.str();

@@ -45,6 +45,11 @@ std::string source_domain(const Run& run, const std::string& id);
 // a battery gauge reads the charging current, not the machine's draw, so
 // exclude_battery skips battery domains.
 std::optional<std::string> pick_energy_source(const Run& run, const Measurement& m, bool exclude_battery);
+// One source both rows measured, for a FLOP/J ratio: the sources the rows'
+// FLOP/J is read from when they agree, else the widest shared one (never a
+// battery gauge of a run on mains); nullopt when none.
+std::optional<std::string> shared_energy_source(const Run& a, const Measurement& ma, const Run& b,
+                                                const Measurement& mb);
 // The run's context says it ran on mains (context.ac_online): its battery gauges are not the machine's draw.
 bool on_mains(const Run& run);
 

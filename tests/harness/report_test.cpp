@@ -116,6 +116,32 @@ TEST(Report, EnergySourceChoiceAndExclusion) {
   EXPECT_FALSE(on_mains(r));
 }
 
+TEST(Report, FlopPerJouleRatioOnlyFromASharedSource) {
+  flopwatt::Run mains = make_run("m", {}), battery = make_run("b", {});
+  for (auto* r : {&mains, &battery}) {
+    r->headline_source = "battery:BAT0";
+    r->power_sources.push_back({"battery:BAT0", "battery", "gauge", true, {}, {}, 1.0, false, {}});
+  }
+  battery.context["ac_online"] = false;
+  Measurement a = row("qkv", "cpu:llmc", kSlow), b = row("qkv", "cpu:llmc", kFast);
+  a.energy = {{"battery:BAT0", fig(9e9)}, {"rapl-powercap:package-0", fig(2e9)}};
+  b.energy = {{"battery:BAT0", fig(1e9)}, {"rapl-powercap:package-0", fig(3e9)}};
+  // On mains the battery gauge reads the charging current: the package is the shared source.
+  EXPECT_EQ(*shared_energy_source(battery, b, mains, a), "rapl-powercap:package-0");
+  mains.measurements = {a};
+  battery.measurements = {b};
+  const json j = report_json({{"mains", "m", mains}, {"battery", "b", battery}}, {});
+  const json& q = j["rows"][0]["ratios_vs_baseline"]["battery"];
+  EXPECT_EQ(q["flop_per_j_source"], "rapl-powercap:package-0");
+  EXPECT_NEAR(q["flop_per_j"].get<double>(), 1.5, 1e-12);
+  EXPECT_EQ(j["rows"][0]["runs"]["mains"]["energy_source"], "rapl-powercap:package-0");
+  EXPECT_EQ(j["rows"][0]["runs"]["battery"]["energy_source"], "battery:BAT0");
+  const std::string md = report_markdown({{"mains", "m", mains}, {"battery", "b", battery}}, {});
+  EXPECT_NE(md.find(" 1.5* |"), std::string::npos) << md;
+  b.energy.erase("rapl-powercap:package-0");
+  EXPECT_FALSE(shared_energy_source(battery, b, mains, a));  // nothing shared: no ratio at all
+}
+
 TEST(Report, SideBySideJsonCsvAndMarkdown) {
   const fs::path d = temp_dir("side");
   Measurement a1 = row("qkv", "cpu:llmc", kSlow), a2 = row("qkv", "cpu:onednn", kFast);
