@@ -59,7 +59,9 @@ int run_gemm(CLI::App* cmd, GemmArgs& a, bool skip_reference) {
   auto item = [&](std::size_t i) {
     const GemmShape& s = go.shapes[i / nb];
     const GemmDesc& d = s.desc;
-    return fmt::format("{} {} {}x{}x{}", owned[i % nb]->name(), s.op, d.M, d.N, d.K);
+    const std::string dims = fmt::format("{}x{}x{}", d.M, d.N, d.K);
+    // A custom shape's op is its dimensions already.
+    return owned[i % nb]->name() + " " + (s.op.rfind(dims, 0) == 0 ? s.op : s.op + " " + dims);
   };
   if (total) progress.update(item(0), 0, total);
   const bool ok = run_gemm_suite(raw(owned), go, *r.session, *r.meter,
