@@ -16,6 +16,7 @@ struct ReportArgs {
   std::string format = "md";
   std::string baseline;
   std::string out;
+  bool across_backends = false;
 };
 
 std::size_t find_baseline(const std::vector<LoadedRun>& runs, const std::string& b) {
@@ -45,6 +46,7 @@ int run_report(ReportArgs& a) {
       if (runs[j].label == runs[i].label) runs[j].label += "#" + std::to_string(k++);
   ReportOptions o;
   o.baseline = find_baseline(runs, a.baseline);
+  o.across_backends = a.across_backends;
   std::string text;
   if (f == ReportFormat::Markdown) text = report_markdown(runs, o);
   else if (f == ReportFormat::Csv) text = report_csv(runs, o);
@@ -69,6 +71,9 @@ void register_report(CLI::App& app, CliState& st) {
   cmd->add_option("--format", a->format, "md (default) | csv | json");
   cmd->add_option("--baseline", a->baseline, "Run the ratios are relative to: its number (1..) or label (default 1)");
   cmd->add_option("--out", a->out, "Write to this file instead of stdout");
+  cmd->add_flag("--across-backends", a->across_backends,
+                "Line up configurations whatever their backend (runs of one backend each, e.g. run gpt2 per "
+                "--gemm-backend): the ratios become backend speedups");
   cmd->callback([a, &st] { st.exit_code = run_report(*a); });
 }
 

@@ -55,14 +55,16 @@ struct Row {
   std::vector<std::string> skipped;           // per run: the reason, when skipped
 };
 
-std::vector<Row> build_rows(const std::vector<LoadedRun>& runs) {
+// across_backends: one row per configuration whatever the backend, for runs
+// that each ran one backend (the paper suite's `run gpt2` per GEMM backend).
+std::vector<Row> build_rows(const std::vector<LoadedRun>& runs, bool across_backends) {
   std::vector<Row> rows;
   std::map<std::pair<std::string, std::string>, std::size_t> index;
   for (std::size_t r = 0; r < runs.size(); ++r) {
     for (const auto& m : runs[r].run.measurements) {
       const bool ok = comparable(m);
       if (!ok && !m.skipped) continue;
-      const auto k = std::make_pair(config_key(m), m.backend);
+      const auto k = std::make_pair(config_key(m), across_backends ? std::string() : m.backend);
       auto it = index.find(k);
       if (it == index.end()) {
         Row row;
@@ -75,6 +77,9 @@ std::vector<Row> build_rows(const std::vector<LoadedRun>& runs) {
         rows.push_back(std::move(row));
       }
       Row& row = rows[it->second];
+      if (across_backends && (ok || m.skipped) && !row.per_run[r] && row.skipped[r].empty() &&
+          ("," + row.backend + ",").find("," + m.backend + ",") == std::string::npos)
+        row.backend += (row.backend.empty() ? "" : ",") + m.backend;
       if (ok && !row.per_run[r]) {
         row.per_run[r] = &m;
         if (row.first->skipped) row.first = &m;
@@ -323,7 +328,7 @@ json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
   }
   j["runs"] = rs;
   json rows = json::array();
-  for (const Row& row : build_rows(runs)) {
+  for (const Row& row : build_rows(runs, o.across_backends && runs.size() > 1)) {
     const Measurement& m = *row.first;
     json jr = {{"workload", m.workload}, {"op", m.op},     {"pass", jopt(m.pass)},
                {"layer", m.layer ? json(*m.layer) : json(nullptr)},
@@ -340,7 +345,8 @@ json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
         continue;
       }
       const auto src = pick_energy_source(runs[r].run, *x, on_mains(runs[r].run));
-      json e = {{"flop_per_s", x->flop_per_s},
+      json e = {{"backend", x->backend},
+                {"flop_per_s", x->flop_per_s},
                 {"flop_per_s_p10", rate_at(*x, x->time_s.p90)},
                 {"flop_per_s_p90", rate_at(*x, x->time_s.p10)},
                 {"flop_per_s_ci95", {rate_at(*x, x->time_s.ci95_hi), rate_at(*x, x->time_s.ci95_lo)}},
@@ -435,7 +441,7 @@ std::string report_markdown(const std::vector<LoadedRun>& runs, const ReportOpti
                       r.run.complete ? "yes" : "**no**", md_escape(context_text(c, "cpu")),
                       c.contains("threads") ? c["threads"].dump() : "?", power_text(r), used_sources(r.run));
   }
-  const std::vector<Row> rows = build_rows(runs);
+  const std::vector<Row> rows = build_rows(runs, o.across_backends && runs.size() > 1);
   const bool multi = runs.size() > 1;
   os << "\n";
   if (multi) {
@@ -466,13 +472,14 @@ std::string report_markdown(const std::vector<LoadedRun>& runs, const ReportOpti
       os << "\n";
       for (const Row& row : rows) {
         if (row.first->workload != w) continue;
+        const bool across = o.across_backends;  // the backend column lists several; cells say which is simulated
         os << "| " << md_escape(config_label(*row.first)) << " | " << row.backend
-           << (row.first->simulated ? " (sim)" : "") << " |";
+           << (row.first->simulated && !across ? " (sim)" : "") << " |";
         for (std::size_t r = 0; r < runs.size(); ++r) {
           const Measurement* x = row.per_run[r];
           if (x)
-            os << fmt::format(" {} [{}-{}] |", giga(x->flop_per_s), giga(rate_at(*x, x->time_s.p90)),
-                              giga(rate_at(*x, x->time_s.p10)));
+            os << fmt::format(" {} [{}-{}]{} |", giga(x->flop_per_s), giga(rate_at(*x, x->time_s.p90)),
+                              giga(rate_at(*x, x->time_s.p10)), x->simulated && across ? " (sim)" : "");
           else
             os << (row.skipped[r].empty() ? " - |" : " skipped |");
         }

@@ -74,7 +74,8 @@ enum class ReportFormat { Markdown, Csv, Json };
 ReportFormat parse_report_format(const std::string& s, const std::string& flag);
 
 struct ReportOptions {
-  std::size_t baseline = 0;  // index into runs; ratios are run / baseline
+  std::size_t baseline = 0;      // index into runs; ratios are run / baseline
+  bool across_backends = false;  // match configurations whatever the backend (one backend per run)
 };
 nlohmann::json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o);
 std::string report_markdown(const std::vector<LoadedRun>& runs, const ReportOptions& o);

@@ -197,6 +197,26 @@ TEST(Report, SideBySideJsonCsvAndMarkdown) {
   fs::remove_all(d);
 }
 
+TEST(Report, AcrossBackendsLinesUpRunsOfOneBackendEach) {
+  auto step = [](const std::string& backend, const std::vector<double>& t) {
+    Measurement m = row("step", backend, t);
+    m.workload = "gpt2";
+    m.shape.reset();
+    m.layout.reset();
+    return m;
+  };
+  const std::vector<LoadedRun> runs = {{"llmc", "a", make_run("a", {step("cpu:llmc", kSlow)})},
+                                       {"npu", "b", make_run("b", {step("npu:sim-phoenix", kFast)})}};
+  EXPECT_EQ(report_json(runs, {}).at("rows").size(), 2u);  // by backend: nothing to compare
+  ReportOptions o;
+  o.across_backends = true;
+  const json j = report_json(runs, o);
+  ASSERT_EQ(j["rows"].size(), 1u);
+  EXPECT_EQ(j["rows"][0]["backend"], "cpu:llmc,npu:sim-phoenix");
+  EXPECT_EQ(j["rows"][0]["runs"]["npu"]["backend"], "npu:sim-phoenix");
+  EXPECT_NEAR(j["rows"][0]["ratios_vs_baseline"]["npu"]["flop_per_s"].get<double>(), 2.0, 1e-12);
+}
+
 TEST(Report, CampaignDirAndFolderOfRuns) {
   const fs::path d = temp_dir("camp");
   write_run(d / "c" / "mains", make_run("m", {row("qkv", "cpu:llmc", kSlow)}));
