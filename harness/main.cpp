@@ -3,6 +3,7 @@
 
 #include "harness/commands.h"
 #include "harness/version.h"
+#include "power/config_error.h"
 #include "workloads/error.h"
 
 int main(int argc, char** argv) {
@@ -42,6 +43,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // One line naming the flag, exit 2 (the contract), instead of CLI11's own codes.
     fmt::print(stderr, "flopwatt: {}; fix: see `flopwatt <command> --help`\n", e.what());
+    return 2;
+  } catch (const power::ConfigError& e) {
+    fmt::print(stderr, "flopwatt: {}\n", e.what());
     return 2;
   } catch (const InputError& e) {
     fmt::print(stderr, "flopwatt: {}\n", e.what());
