@@ -167,6 +167,9 @@ int bench_main(int argc, char** argv) {
   }
   a.power.idle_s = to_number(a.idle, "--idle");
   a.power.sample_period_s = to_number(a.sample_period, "--sample-period");
+  if (!(a.power.sample_period_s >= 0.001 && a.power.sample_period_s <= 10))
+    throw InputError("--sample-period " + a.sample_period, "must be between 0.001 and 10 seconds",
+                     "pass for example --sample-period=0.01");
   if (a.power_counters != "headline" && a.power_counters != "all")
     throw InputError("--power-counters " + a.power_counters, "unknown choice", "use headline or all");
   const auto dt = parse_dtype(a.dtype);

@@ -140,7 +140,8 @@ TEST(Bench, AllSourcesAndNoSources) {
 TEST(Bench, BadFlagsExitTwo) {
   for (const char* args : {"--shapes 1,2 --benchmark_list_tests", "--backends=cpu:nope --benchmark_list_tests",
                                   "--power=nosuch --benchmark_list_tests", "--benchmark_no_such_flag",
-                                  "--gpt2-presets=d99 --benchmark_list_tests", "--power"}) {
+                                  "--gpt2-presets=d99 --benchmark_list_tests", "--sample-period=0 --benchmark_list_tests",
+                           "--power"}) {
     Result r = bench(args);
     EXPECT_EQ(r.code, 2) << args << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
