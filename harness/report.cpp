@@ -188,13 +188,22 @@ std::vector<LoadedRun> load_runs(const std::string& dir) {
     if (out.empty()) throw InputError(cpath, "the campaign has no finished run", "re-run the campaign");
     return out;
   }
-  // A folder of run dirs (results/runs/): every direct subdirectory with a run.json.
+  // A folder of run dirs (results/runs/): every direct subdirectory that is a run or a campaign.
   std::vector<fs::path> subs;
   for (const auto& e : fs::directory_iterator(d, ec))
-    if (e.is_directory() && fs::exists(e.path() / "run.json")) subs.push_back(e.path());
+    if (e.is_directory() && (fs::exists(e.path() / "run.json") || fs::exists(e.path() / "campaign.json")))
+      subs.push_back(e.path());
   std::sort(subs.begin(), subs.end());
-  for (const auto& s : subs)
-    out.push_back({name + "/" + s.filename().string(), s.string(), load_run_file((s / "run.json").string())});
+  for (const auto& s : subs) {
+    if (fs::exists(s / "run.json")) {
+      out.push_back({name + "/" + s.filename().string(), s.string(), load_run_file((s / "run.json").string())});
+      continue;
+    }
+    for (auto& r : load_runs(s.string())) {
+      r.label = name + "/" + r.label;
+      out.push_back(std::move(r));
+    }
+  }
   if (out.empty())
     throw InputError(dir, "neither a run dir (run.json) nor a campaign dir (campaign.json), and no run dirs inside",
                      kRunFix);

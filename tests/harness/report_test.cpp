@@ -233,6 +233,16 @@ TEST(Report, CampaignDirAndFolderOfRuns) {
   // A folder holding run dirs (results/runs/) loads each of them.
   auto folder = load_runs(d.string() + "/c/");
   EXPECT_EQ(folder.size(), 2u);  // still the campaign: campaign.json wins
+  // A folder holding a campaign and a run: both, the campaign as its phases.
+  write_run(d / "single", make_run("s", {row("qkv", "cpu:llmc", kSlow)}));
+  fs::create_directories(d / "folder");
+  fs::rename(d / "c", d / "folder" / "c");
+  fs::rename(d / "single", d / "folder" / "single");
+  auto mixed = load_runs((d / "folder").string());
+  ASSERT_EQ(mixed.size(), 3u);
+  EXPECT_EQ(mixed[0].label, "folder/c/mains");
+  EXPECT_EQ(mixed[2].label, "folder/single");
+  fs::rename(d / "folder" / "c", d / "c");
   fs::remove(d / "c" / "campaign.json");
   folder = load_runs((d / "c").string());
   ASSERT_EQ(folder.size(), 2u);
