@@ -1,4 +1,5 @@
 #include "harness/gbench_gemm.h"
+#include "harness/gemm_runner.h"
 
 #include <algorithm>
 #include <fstream>
@@ -11,20 +12,6 @@
 namespace flopwatt::gbench {
 
 namespace {
-
-std::size_t last_level_cache_bytes() {
-  std::size_t best = 0;
-  for (int i = 0; i < 8; ++i) {
-    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
-    std::string s;
-    if (!(f >> s) || s.empty()) continue;
-    std::size_t v = std::stoul(s);
-    if (s.back() == 'K') v <<= 10;
-    if (s.back() == 'M') v <<= 20;
-    best = std::max(best, v);
-  }
-  return best ? best : (32u << 20);
-}
 
 // Operand sets for one shape, rotated so that, as in `flopwatt run gemm`, the
 // inputs of consecutive iterations do not sit warm in the last-level cache.

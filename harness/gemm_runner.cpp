@@ -14,8 +14,6 @@
 
 namespace flopwatt {
 
-namespace {
-
 std::size_t last_level_cache_bytes() {
   std::size_t best = 0;
   for (int i = 0; i < 8; ++i) {
@@ -29,6 +27,8 @@ std::size_t last_level_cache_bytes() {
   }
   return best ? best : (32u << 20);
 }
+
+namespace {
 
 // One set of operands in the dtype the backend receives.
 struct Operands {

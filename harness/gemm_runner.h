@@ -21,6 +21,10 @@ struct GemmRunOptions {
   std::size_t rotate_bytes = 0;         // 0: twice the last-level cache
 };
 
+// The largest CPU cache (sysfs), 32 MiB when unreadable: input buffers rotate
+// over at least twice this so repetitions do not run on a warm cache.
+std::size_t last_level_cache_bytes();
+
 // Called after each measurement (progress display); may be empty.
 using MeasurementCallback = std::function<void(const Measurement&, std::size_t done, std::size_t total)>;
 

@@ -17,7 +17,7 @@ packages=(
   libdrm-dev libelf-dev libpfm4-dev libsensors-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   umockdev libumockdev-dev util-linux
-  python3 python3-jsonschema python3-matplotlib python3-numpy
+  python3 python3-jsonschema python3-matplotlib python3-numpy python3-scipy libbenchmark-tools
 )
 
 missing=()
