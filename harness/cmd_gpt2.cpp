@@ -140,6 +140,16 @@ EnergyFigures modelled_figures(double j, double seconds, double total_flop) {
   return f;
 }
 
+// A step on a simulated GEMM backend: the model's energy covers the GEMMs only,
+// so FLOP/J is over the GEMM FLOPs and the row says what is missing.
+EnergyFigures modelled_step_figures(double j, double seconds, double gemm_flop) {
+  EnergyFigures f = modelled_figures(j, seconds, gemm_flop);
+  f.confidence = "low";
+  f.why_low = "modelled energy of the step's GEMMs only (FLOP/J over GEMM FLOPs); the CPU's energy for the other "
+              "ops is not included";
+  return f;
+}
+
 // The forward GEMM shape of a linear op (M = B*T, N = OC, K = input channels).
 std::optional<Shape> linear_shape(Op op, const gpt2::Config& c, int B, int T) {
   const std::int64_t N = std::int64_t(B) * T, C = c.C;
@@ -218,9 +228,12 @@ int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
 
   const int B = a.batch, T = a.seq;
   const double step_flop = gpt2::step_flop(cfg, B, T, *dt);
-  double step_bytes = 0;
-  for (int i = 0; i < gpt2::kNumOps; ++i)
-    step_bytes += gpt2::op_occurrences(Op(i), cfg) * gpt2::op_cost(Op(i), cfg, B, T, *dt).bytes;
+  double step_bytes = 0, gemm_flop = 0;
+  for (int i = 0; i < gpt2::kNumOps; ++i) {
+    const gpt2::OpCost cost = gpt2::op_cost(Op(i), cfg, B, T, *dt);
+    step_bytes += gpt2::op_occurrences(Op(i), cfg) * cost.bytes;
+    if (gpt2::op_info(Op(i)).gemm) gemm_flop += gpt2::op_occurrences(Op(i), cfg) * cost.flop;
+  }
   const bool simulated = backend->simulated();
   const int threads = omp_get_max_threads();
 
@@ -308,7 +321,7 @@ int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
     m.simulated = simulated;
     if (simulated) {
       if (!prof.modelled_source.empty())
-        m.energy[prof.modelled_source] = modelled_figures(rec.modelled_j, rec.seconds, step_flop);
+        m.energy[prof.modelled_source] = modelled_step_figures(rec.modelled_j, rec.seconds, gemm_flop);
     } else if (!defer_energy) {
       m.energy = meter.window(t0, t1, step_flop);
     }
@@ -403,7 +416,8 @@ int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
     if (simulated) {
       double j = 0;
       for (const auto* s : measured) j += s->modelled_j;
-      if (!prof.modelled_source.empty()) m.energy[prof.modelled_source] = modelled_figures(j, m.time_s.total, step_flop * m.reps);
+      if (!prof.modelled_source.empty())
+        m.energy[prof.modelled_source] = modelled_step_figures(j, m.time_s.total, gemm_flop * m.reps);
     } else {
       m.energy = meter.window(measured.front()->t0, measured.back()->t1, step_flop * m.reps);
     }

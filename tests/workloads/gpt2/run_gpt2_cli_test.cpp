@@ -171,5 +171,30 @@ TEST_F(RunGpt2Cli, PerLayerRowsAndBf16) {
   EXPECT_EQ(layers.count("lm_head/fwd"), 0u);
 }
 
+TEST_F(RunGpt2Cli, SimulatedNpuBackendMarksGemmRowsAndUsesModelledEnergy) {
+  Result r = run("--model tiny --batch 2 --seq 8 --steps 2 --dtype bf16 --gemm-backend npu:sim-phoenix");
+  if (r.code == 2 && r.err.find("unavailable") != std::string::npos) GTEST_SKIP() << r.err;
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const auto run = nlohmann::json::parse(slurp(path("out") + "/run.json"));
+  expect_schema_valid(path("out") + "/run.json");
+  int gemm_rows = 0;
+  for (const auto& m : run["measurements"]) {
+    const std::string op = m["op"];
+    const bool gemm = op == "qkv" || op == "attproj" || op == "fc" || op == "fcproj" || op == "lm_head";
+    if (op == "step") {
+      EXPECT_TRUE(m["simulated"].get<bool>());
+      for (const auto& [id, e] : m["energy"].items()) EXPECT_EQ(e["confidence"], "low") << id;
+    } else if (gemm) {
+      ++gemm_rows;
+      EXPECT_TRUE(m["simulated"].get<bool>()) << op;
+      EXPECT_FALSE(m["breakdown_s"].is_null()) << op;
+      EXPECT_FALSE(m["energy"].empty()) << op << ": the model's energy";
+    } else {
+      EXPECT_FALSE(m["simulated"].get<bool>()) << op << " runs on the CPU";
+    }
+  }
+  EXPECT_EQ(gemm_rows, 10);  // 5 linear ops x fwd/bwd
+}
+
 }  // namespace
 }  // namespace flopwatt::gpt2
