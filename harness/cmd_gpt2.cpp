@@ -419,7 +419,11 @@ int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
       if (!prof.modelled_source.empty())
         m.energy[prof.modelled_source] = modelled_step_figures(j, m.time_s.total, gemm_flop * m.reps);
     } else {
-      m.energy = meter.window(measured.front()->t0, measured.back()->t1, step_flop * m.reps);
+      // The steps' own windows, not one window from the first to the last: the
+      // time between steps (writing run.json) is not training.
+      std::vector<std::pair<std::int64_t, std::int64_t>> iv;
+      for (const auto* s : measured) iv.emplace_back(s->t0, s->t1);
+      m.energy = interval_energy(meter, session.run(), iv, step_flop * m.reps, sample_period);
     }
     session.add(m);
     std::vector<double> other;

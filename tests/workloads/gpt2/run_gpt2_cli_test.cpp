@@ -26,7 +26,8 @@ namespace fs = std::filesystem;
 
 const std::string kFix = std::string(FLOPWATT_TEST_FIXTURES) + "/gpt2/";
 // Quiet, fast, and independent of the machine's power sources.
-const std::string kCommon = " --power none --idle 0 --threads 1";
+const std::string kNoPower = " --power none --idle 0";
+const std::string kCommon = " --threads 1";
 
 struct Result {
   int code = -1;
@@ -48,8 +49,9 @@ class RunGpt2Cli : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& n) const { return (dir_ / n).string(); }
 
-  Result run(const std::string& args) {
-    const std::string cmd = std::string(FLOPWATT_BINARY) + " run gpt2 " + args + kCommon + " --out " + path("out") +
+  Result run(const std::string& args, bool no_power = true) {
+    const std::string cmd = std::string(FLOPWATT_BINARY) + " run gpt2 " + args + kCommon +
+                            (no_power ? kNoPower : "") + " --out " + path("out") +
                             " >" + path("stdout") + " 2>" + path("stderr") + " </dev/null";
     const int st = std::system(cmd.c_str());
     return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(path("stdout")), slurp(path("stderr"))};
@@ -195,6 +197,39 @@ TEST_F(RunGpt2Cli, SimulatedNpuBackendMarksGemmRowsAndUsesModelledEnergy) {
   }
   EXPECT_EQ(gemm_rows, 10);  // 5 linear ops x fwd/bwd
 }
+
+#ifdef FLOPWATT_FAKE_POWER
+TEST_F(RunGpt2Cli, PerOpEnergiesAddUpToTheStepEnergy) {
+  // A powercap tree whose package counter advances at a constant 15 W.
+  fs::copy(std::string(FLOPWATT_TEST_FIXTURES) + "/power/laptop", path("fx"), fs::copy_options::recursive);
+  const std::string fake = std::string(FLOPWATT_FAKE_POWER) + " " + path("fx") +
+                           " 12 intel-rapl:0=15 intel-rapl:0:0=9 >/dev/null 2>&1 &";
+  ASSERT_EQ(std::system(fake.c_str()), 0);
+  Result r = run("--model tiny --steps 4 --idle 0.5 --power rapl-powercap:package-0 --sysfs-root " + path("fx"),
+                 /*no_power=*/false);
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const auto run = nlohmann::json::parse(slurp(path("out") + "/run.json"));
+  const std::string id = "rapl-powercap:package-0";
+  double ops_j = 0, ops_s = 0, step_j = 0;
+  for (const auto& m : run["measurements"]) {
+    if (!m["layer"].is_null()) continue;
+    ASSERT_TRUE(m["energy"].contains(id)) << m["op"];
+    const auto& e = m["energy"][id];
+    if (m["op"] == "step") {
+      if (m["step"].is_null()) step_j = e["j"];
+      continue;
+    }
+    ops_j += e["j"].get<double>();
+    ops_s += m["time_s"]["total"].get<double>();
+    EXPECT_EQ(e["confidence"], "low") << "sub-millisecond intervals must be flagged";
+    EXPECT_NE(e["why_low"].get<std::string>().find("intervals"), std::string::npos) << e["why_low"];
+  }
+  ASSERT_GT(step_j, 0.0);
+  EXPECT_NEAR(ops_j, step_j, 0.05 * step_j) << "per-op energies must add up to the steps' energy";
+  // Individual sub-millisecond ops see the writer's jitter; all of them together see its 15 W.
+  EXPECT_NEAR(ops_j / ops_s, 15.0, 4.5);
+}
+#endif
 
 }  // namespace
 }  // namespace flopwatt::gpt2
