@@ -81,7 +81,10 @@ std::unique_ptr<Backend> pick_backend(const std::string& name) {
   b = std::move(v.front());
   const Availability av = b->availability();
   if (!av.ok)
-    throw InputError("--gemm-backend " + name, "unavailable: " + av.reason, "pick an available backend: `flopwatt backends`");
+    throw InputError("--gemm-backend " + name, "unavailable: " + av.reason,
+                     // The reason usually carries its own fix already.
+                     av.reason.find("fix:") == std::string::npos ? "pick an available backend: `flopwatt backends`"
+                                                                 : "");
   return b;
 }
 
