@@ -205,6 +205,11 @@ TEST_F(RunGpt2Cli, PerOpEnergiesAddUpToTheStepEnergy) {
   const std::string fake = std::string(FLOPWATT_FAKE_POWER) + " " + path("fx") +
                            " 12 intel-rapl:0=15 intel-rapl:0:0=9 >/dev/null 2>&1 &";
   ASSERT_EQ(std::system(fake.c_str()), 0);
+  // Start measuring once the writer runs: its first write changes the counter.
+  const std::string counter = path("fx") + "/sys/class/powercap/intel-rapl:0/energy_uj";
+  const std::string first = slurp(counter);
+  for (int i = 0; i < 200 && slurp(counter) == first; ++i) ::usleep(10000);
+  ASSERT_NE(slurp(counter), first) << "the fake power writer did not start";
   Result r = run("--model tiny --steps 4 --idle 0.5 --power rapl-powercap:package-0 --sysfs-root " + path("fx"),
                  /*no_power=*/false);
   ASSERT_EQ(r.code, 0) << r.err << r.out;
