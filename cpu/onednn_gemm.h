@@ -9,6 +9,11 @@
 // after B changes (a training step), call prepare() again to get the packed
 // speed back; results are right either way. notes() states this.
 //
+// A B that was never prepared (GPT-2's weights change every step) is run as
+// OnednnPacking says: in place, reordered inside the call, or (Auto, the default)
+// whichever of the two the shape's first calls timed faster. The environment
+// variable FLOPWATT_ONEDNN_PACK=auto|always|never picks the mode.
+//
 // Built as a "not available" twin when CMake found no oneDNN (private define
 // FLOPWATT_WITH_ONEDNN).
 #pragma once
@@ -18,6 +23,10 @@
 
 namespace flopwatt::cpu {
 
+enum class OnednnPacking { Auto, Always, Never };
+
+// Mode from FLOPWATT_ONEDNN_PACK (InputError on an unknown value).
 std::unique_ptr<Backend> make_onednn_backend();
+std::unique_ptr<Backend> make_onednn_backend(OnednnPacking packing);
 
 }  // namespace flopwatt::cpu

@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 
 #include "cpu/reference_gemm.h"
 #include "gemm_test_support.h"
+#include "workloads/error.h"
 #include "workloads/verify.h"
 
 namespace flopwatt::cpu {
@@ -43,6 +45,39 @@ TEST(OnednnGemm, PackedWeightsMatchReference) {
     for (const auto& f : testing::check_all(*b, cases, true, &checked)) ADD_FAILURE() << f;
     EXPECT_EQ(checked, int(cases.size())) << to_string(dt);
   }
+}
+
+// Unprepared weights in each packing mode. Auto passes every case through its
+// trials (alternating plain and reordered) and then its decision.
+TEST(OnednnGemm, EveryPackingModeMatchesReference) {
+  for (OnednnPacking mode : {OnednnPacking::Never, OnednnPacking::Always, OnednnPacking::Auto}) {
+    auto b = make_onednn_backend(mode);
+    for (DType dt : {DType::F32, DType::BF16}) {
+      const auto cases = testing::awkward_cases(dt);
+      for (int round = 0; round < 5; ++round) {
+        int checked = 0;
+        for (const auto& f : testing::check_all(*b, cases, false, &checked))
+          ADD_FAILURE() << "mode " << int(mode) << " round " << round << ": " << f;
+        EXPECT_EQ(checked, int(cases.size())) << to_string(dt);
+      }
+    }
+  }
+}
+
+TEST(OnednnGemm, PackingModeFromEnvironment) {
+  ::setenv("FLOPWATT_ONEDNN_PACK", "always", 1);
+  auto b = make_onednn_backend();
+  const auto note_list = b->notes();
+  std::map<std::string, std::string> notes(note_list.begin(), note_list.end());
+  EXPECT_EQ(notes["unpacked_weights"].rfind("FLOPWATT_ONEDNN_PACK=always", 0), 0u) << notes["unpacked_weights"];
+  ::setenv("FLOPWATT_ONEDNN_PACK", "sometimes", 1);
+  try {
+    make_onednn_backend();
+    ADD_FAILURE() << "an unknown mode was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("auto, always or never"), std::string::npos) << e.what();
+  }
+  ::unsetenv("FLOPWATT_ONEDNN_PACK");
 }
 
 // After prepare(), B changes in place (a training step): the stale packed copy
