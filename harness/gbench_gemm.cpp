@@ -1,39 +1,30 @@
 #include "harness/gbench_gemm.h"
-#include "harness/gemm_runner.h"
 
-#include <algorithm>
-#include <fstream>
 #include <random>
 #include <set>
 
 #include "harness/backend_registry.h"
+#include "harness/gemm_operands.h"
 #include "workloads/shapes.h"
 
 namespace flopwatt::gbench {
 
 namespace {
 
-// Operand sets for one shape, rotated so that, as in `flopwatt run gemm`, the
-// inputs of consecutive iterations do not sit warm in the last-level cache.
-struct OperandSet {
-  std::vector<float> a32, b32, c;
-  std::vector<bf16_t> a16, b16;
-  const void* A(DType d) const { return d == DType::F32 ? (const void*)a32.data() : (const void*)a16.data(); }
-  const void* B(DType d) const { return d == DType::F32 ? (const void*)b32.data() : (const void*)b16.data(); }
-};
-
 // Only one shape's operands live at a time: benchmarks run in registration
 // order (shape-major), and the GPT-2 lm_head operands alone take ~200 MB.
 class OperandCache {
  public:
-  std::vector<OperandSet>& get(const GemmDesc& d, Backend* b) {
+  std::vector<GemmOperands>& get(const GemmDesc& d, Backend* b) {
     const std::string key = std::to_string(d.M) + "x" + std::to_string(d.N) + "x" + std::to_string(d.K) +
                             d.layout() + std::string(to_string(d.dtype_in));
     if (key != key_) {
       sets_.clear();
       prepared_.clear();
       key_ = key;
-      build(d);
+      // Rotated as in `flopwatt run gemm`, so consecutive iterations do not find their inputs warm in the cache.
+      std::mt19937_64 rng(20250403);
+      sets_ = make_rotated_operands(d, rng);
     }
     if (!prepared_.count(b)) {  // weight packing happens outside the timed loop, as in the harness
       for (auto& s : sets_) b->prepare(d, s.B(d.dtype_in));
@@ -43,31 +34,8 @@ class OperandCache {
   }
 
  private:
-  void build(const GemmDesc& d) {
-    std::mt19937_64 rng(20250403);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    const std::size_t na = std::size_t(d.M) * d.K, nb = std::size_t(d.K) * d.N, nc = std::size_t(d.M) * d.N;
-    const std::size_t bytes = (na + nb) * dtype_size(d.dtype_in) + nc * 4;
-    const std::size_t want = 2 * last_level_cache_bytes();
-    const int n = int(std::clamp<std::size_t>((want + bytes - 1) / bytes, 1, 8));
-    sets_.resize(n);
-    for (auto& s : sets_) {
-      s.a32.resize(na);
-      s.b32.resize(nb);
-      s.c.resize(nc);
-      for (auto& x : s.a32) x = u(rng);
-      for (auto& x : s.b32) x = u(rng);
-      for (auto& x : s.c) x = u(rng);
-      if (d.dtype_in == DType::BF16) {
-        s.a16.resize(na);
-        s.b16.resize(nb);
-        for (std::size_t i = 0; i < na; ++i) s.a16[i] = f32_to_bf16(s.a32[i]);
-        for (std::size_t i = 0; i < nb; ++i) s.b16[i] = f32_to_bf16(s.b32[i]);
-      }
-    }
-  }
   std::string key_;
-  std::vector<OperandSet> sets_;
+  std::vector<GemmOperands> sets_;
   std::set<Backend*> prepared_;
 };
 
@@ -104,7 +72,7 @@ struct GemmBenchmarks::Impl {
       double secs = 0, joules = 0;
       std::string source = "npu-model";
       for (auto _ : st) {
-        OperandSet& s = sets[i++ % n];
+        GemmOperands& s = sets[i++ % n];
         c.b->gemm(c.d, s.A(c.d.dtype_in), s.B(c.d.dtype_in), s.c.data());
         const auto bd = c.b->last_breakdown();
         const double t = bd ? breakdown_total(*bd) : 0;
@@ -121,7 +89,7 @@ struct GemmBenchmarks::Impl {
     EnergyWindow w(meter, eo);
     w.start();
     for (auto _ : st) {
-      OperandSet& s = sets[i++ % n];
+      GemmOperands& s = sets[i++ % n];
       c.b->gemm(c.d, s.A(c.d.dtype_in), s.B(c.d.dtype_in), s.c.data());
       benchmark::ClobberMemory();
     }

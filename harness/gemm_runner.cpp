@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <random>
 
@@ -14,48 +13,7 @@
 
 namespace flopwatt {
 
-std::size_t last_level_cache_bytes() {
-  std::size_t best = 0;
-  for (int i = 0; i < 8; ++i) {
-    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
-    std::string s;
-    if (!(f >> s) || s.empty()) continue;
-    std::size_t v = std::stoul(s);
-    if (s.back() == 'K') v <<= 10;
-    if (s.back() == 'M') v <<= 20;
-    best = std::max(best, v);
-  }
-  return best ? best : (32u << 20);
-}
-
 namespace {
-
-// One set of operands in the dtype the backend receives.
-struct Operands {
-  std::vector<float> a32, b32, c_init;
-  std::vector<bf16_t> a16, b16;
-  const void* A(DType d) const { return d == DType::F32 ? (const void*)a32.data() : (const void*)a16.data(); }
-  const void* B(DType d) const { return d == DType::F32 ? (const void*)b32.data() : (const void*)b16.data(); }
-};
-
-Operands make_operands(const GemmDesc& d, std::mt19937_64& rng) {
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  Operands o;
-  const std::size_t na = std::size_t(d.M) * d.K, nb = std::size_t(d.K) * d.N, nc = std::size_t(d.M) * d.N;
-  o.a32.resize(na);
-  o.b32.resize(nb);
-  o.c_init.resize(nc);
-  for (auto& x : o.a32) x = u(rng);
-  for (auto& x : o.b32) x = u(rng);
-  for (auto& x : o.c_init) x = u(rng);
-  if (d.dtype_in == DType::BF16) {
-    o.a16.resize(na);
-    o.b16.resize(nb);
-    for (std::size_t i = 0; i < na; ++i) o.a16[i] = f32_to_bf16(o.a32[i]);
-    for (std::size_t i = 0; i < nb; ++i) o.b16[i] = f32_to_bf16(o.b32[i]);
-  }
-  return o;
-}
 
 Backend* find_reference(const std::vector<Backend*>& all, std::unique_ptr<Backend>& owned);
 
@@ -68,7 +26,6 @@ bool run_gemm_suite(const std::vector<Backend*>& backends, const GemmRunOptions&
   const std::size_t total = o.shapes.size() * backends.size();
   std::size_t done = 0;
   std::mt19937_64 rng(20250403);
-  const std::size_t rotate = o.rotate_bytes ? o.rotate_bytes : 2 * last_level_cache_bytes();
 
   TimingOptions timing = o.timing;
   // Gauges (battery, hwmon averages) update every 1-15 s: a window must span 3
@@ -80,13 +37,11 @@ bool run_gemm_suite(const std::vector<Backend*>& backends, const GemmRunOptions&
     GemmDesc d = shape.desc;
     d.dtype_in = o.dtype;
     const std::size_t nc = std::size_t(d.M) * d.N;
-    const std::size_t set_bytes = (std::size_t(d.M) * d.K + std::size_t(d.K) * d.N) * dtype_size(d.dtype_in) + nc * 4;
-    const int nsets = int(std::clamp<std::size_t>((rotate + set_bytes - 1) / set_bytes, 1, 8));
     // Verification operands and the reference answer, shared by every backend.
-    Operands vop = make_operands(d, rng);
+    const GemmOperands vop = make_gemm_operands(d, rng);
     std::vector<float> ref_c;
-    std::vector<Operands> sets;
-    std::vector<std::vector<float>> cbuf;
+    // Timing operands, made on first use: a shape that every backend skips allocates none.
+    std::vector<GemmOperands> sets;
 
     for (Backend* b : backends) {
       if (g_interrupted.load()) return false;
@@ -115,11 +70,11 @@ bool run_gemm_suite(const std::vector<Backend*>& backends, const GemmRunOptions&
       }
       // Verify on the fresh operands.
       if (ref_c.empty() && ref) {
-        ref_c = vop.c_init;
+        ref_c = vop.c;
         ref->gemm(d, vop.A(d.dtype_in), vop.B(d.dtype_in), ref_c.data());
       }
       {
-        std::vector<float> c = vop.c_init;
+        std::vector<float> c = vop.c;
         b->gemm(d, vop.A(d.dtype_in), vop.B(d.dtype_in), c.data());
         if (ref && b != ref) {
           const double err = rel_frobenius_error(c.data(), ref_c.data(), nc);
@@ -129,10 +84,8 @@ bool run_gemm_suite(const std::vector<Backend*>& backends, const GemmRunOptions&
           m.verified = true;  // the oracle itself
         }
       }
-      if (sets.empty()) {
-        for (int s = 0; s < nsets; ++s) sets.push_back(make_operands(d, rng));
-        for (int s = 0; s < nsets; ++s) cbuf.push_back(sets[s].c_init);
-      }
+      if (sets.empty()) sets = make_rotated_operands(d, rng, o.rotate_bytes);
+      const int nsets = int(sets.size());
       for (auto& s : sets) b->prepare(d, s.B(d.dtype_in));
       std::vector<Breakdown> bds;
       std::vector<double> modelled_j;
@@ -143,7 +96,7 @@ bool run_gemm_suite(const std::vector<Backend*>& backends, const GemmRunOptions&
       }
       Timed t = time_repeated(bt, [&](int rep) {
         const int s = rep % nsets;
-        b->gemm(d, sets[s].A(d.dtype_in), sets[s].B(d.dtype_in), cbuf[s].data());
+        b->gemm(d, sets[s].A(d.dtype_in), sets[s].B(d.dtype_in), sets[s].c.data());
         if (auto bd = b->last_breakdown()) bds.push_back(*bd);
         if (auto e = b->last_modelled_energy_j()) modelled_j.push_back(e->second);
       });

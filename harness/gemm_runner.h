@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/energy.h"
+#include "harness/gemm_operands.h"
 #include "harness/session.h"
 #include "harness/timing.h"
 #include "workloads/shapes.h"
@@ -18,12 +19,8 @@ struct GemmRunOptions {
   TimingOptions timing;
   bool lengthen_for_gauges = true;      // the user did not fix --min-time
   std::optional<double> peak_flop_per_s;  // for fraction_of_peak
-  std::size_t rotate_bytes = 0;         // 0: twice the last-level cache
+  std::size_t rotate_bytes = 0;         // 0: twice the last-level cache (harness/gemm_operands.h)
 };
-
-// The largest CPU cache (sysfs), 32 MiB when unreadable: input buffers rotate
-// over at least twice this so repetitions do not run on a warm cache.
-std::size_t last_level_cache_bytes();
 
 // Called after each measurement (progress display); may be empty.
 using MeasurementCallback = std::function<void(const Measurement&, std::size_t done, std::size_t total)>;

@@ -1,6 +1,8 @@
 // The mains-vs-battery campaign: its suites, cool-down rule and comparison
 // arithmetic in memory, then end to end on a fixture laptop whose charger a
-// background thread unplugs (tests/fixtures/campaign/README.md).
+// background thread unplugs (tests/fixtures/campaign/README.md). Every
+// campaign.json and comparison.json the end-to-end tests produce, finished or
+// not, is held to its schema in results/schema/.
 #include "harness/campaign.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +20,7 @@
 #include <thread>
 
 #include "harness/statistics.h"
+#include "schema_check.h"
 #include "workloads/error.h"
 
 namespace flopwatt {
@@ -25,6 +28,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using testing::schema_violations;
 
 // ---------------------------------------------------------------- helpers
 
@@ -304,6 +308,16 @@ TEST(Campaign, SupplySnapshotFromFixture) {
   fs::remove_all(root.parent_path());
 }
 
+// The committed fixture campaign (tests/fixtures/runs/generate.py) feeds the plot
+// test and README figures; it must stay what the current schemas describe.
+TEST(Campaign, FixtureCampaignMatchesTheSchemas) {
+  const fs::path d = fs::path(FLOPWATT_TEST_FIXTURES) / "runs" / "campaign-gemm-smoke";
+  EXPECT_EQ(schema_violations((d / "campaign.json").string(), "campaign.schema.json"), "");
+  EXPECT_EQ(schema_violations((d / "comparison.json").string(), "comparison.schema.json"), "");
+  for (const char* state : {"mains", "battery"})
+    EXPECT_EQ(schema_violations((d / state / "run.json").string(), "run.schema.json"), "") << state;
+}
+
 // ---------------------------------------------------------------- end to end
 
 std::string campaign_args(const fs::path& root, const fs::path& out, const std::string& extra,
@@ -360,6 +374,17 @@ TEST(CampaignCli, UnplugDuringTheWaitGivesAComparisonWithTheRightRatios) {
   EXPECT_TRUE(battery["complete"].get<bool>());
   const json cmp = read_json(out / "comparison.json");
   ASSERT_EQ(cmp["rows"].size(), 4u);  // 2 shapes x 2 backends
+  EXPECT_EQ(schema_violations((out / "campaign.json").string(), "campaign.schema.json"), "");
+  EXPECT_EQ(schema_violations((out / "comparison.json").string(), "comparison.schema.json"), "");
+  // The check can fail: the same files without a required field do not pass.
+  json no_phases = camp;
+  no_phases.erase("phases");
+  EXPECT_NE(schema_violations(no_phases, "campaign.schema.json").find("'phases' is a required property"),
+            std::string::npos);
+  json no_ratio = cmp;
+  no_ratio["rows"][1].erase("mains_over_battery");
+  EXPECT_NE(schema_violations(no_ratio, "comparison.schema.json").find("rows/1: 'mains_over_battery' is a required"),
+            std::string::npos);
   for (const auto& row : cmp["rows"]) {
     const std::string op = row["op"], backend = row["backend"];
     SCOPED_TRACE(op + " " + backend);
@@ -422,11 +447,16 @@ TEST(CampaignCli, UnplugInTheMiddleOfAPhaseMarksItInvalid) {
   const fs::path out = root.parent_path() / "campaign";
   Result r;
   {
-    // Unplugged once the first of three measurements is written, while the phase still runs.
+    // Unplugged once the first of three measurements is written, while the phase still runs;
+    // campaign.json is kept as it stood then, a phase in progress.
     FakeLaptop laptop(root, 10.0, 8.0, [&] {
       try {
-        return fs::exists(out / "mains" / "run.json") &&
-               !read_json(out / "mains" / "run.json")["measurements"].empty();
+        const bool measuring = fs::exists(out / "mains" / "run.json") &&
+                               !read_json(out / "mains" / "run.json")["measurements"].empty();
+        if (measuring)
+          fs::copy_file(out / "campaign.json", root.parent_path() / "campaign-midphase.json",
+                        fs::copy_options::overwrite_existing);
+        return measuring;
       } catch (...) {
         return false;
       }
@@ -446,6 +476,12 @@ TEST(CampaignCli, UnplugInTheMiddleOfAPhaseMarksItInvalid) {
   const json cmp = read_json(out / "comparison.json");
   EXPECT_FALSE(cmp["valid"]["mains"].get<bool>());
   EXPECT_TRUE(cmp["valid"]["battery"].get<bool>());
+  const fs::path midphase = root.parent_path() / "campaign-midphase.json";
+  ASSERT_TRUE(fs::exists(midphase));
+  EXPECT_FALSE(read_json(midphase)["phases"][0].contains("valid"));  // still running when copied
+  EXPECT_EQ(schema_violations(midphase.string(), "campaign.schema.json"), "");
+  EXPECT_EQ(schema_violations((out / "campaign.json").string(), "campaign.schema.json"), "");
+  EXPECT_EQ(schema_violations((out / "comparison.json").string(), "comparison.schema.json"), "");
   fs::remove_all(root.parent_path());
 }
 
@@ -463,12 +499,14 @@ TEST(CampaignCli, RefusesABatteryPhaseBelowTheMinimumCharge) {
   EXPECT_NE(r.err.find("20%"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out / "battery"));  // nothing ran
   EXPECT_TRUE(read_json(out / "campaign.json").contains("refused"));
+  EXPECT_EQ(schema_violations((out / "campaign.json").string(), "campaign.schema.json"), "");
   // --min-battery lower than the charge lets it start (and the tiny suite run).
   Result ok = run_cli(campaign_args(root, root.parent_path() / "c2",
                                     "--shapes 8,8,8 --backend cpu:llmc --min-time 0 --min-battery 15 --wait-timeout 0 "
                                     "--power rapl-powercap"));
   EXPECT_EQ(ok.code, 1) << ok.err;  // then times out waiting for mains
   EXPECT_TRUE(fs::exists(root.parent_path() / "c2" / "battery" / "run.json"));
+  EXPECT_EQ(schema_violations((root.parent_path() / "c2" / "campaign.json").string(), "campaign.schema.json"), "");
   fs::remove_all(root.parent_path());
 }
 
@@ -484,6 +522,7 @@ TEST(CampaignCli, WaitTimeoutKeepsPhaseOne) {
   EXPECT_FALSE(camp["complete"].get<bool>());
   EXPECT_TRUE(fs::exists(out / "mains" / "run.json"));
   EXPECT_FALSE(fs::exists(out / "comparison.json"));
+  EXPECT_EQ(schema_violations((out / "campaign.json").string(), "campaign.schema.json"), "");
   fs::remove_all(root.parent_path());
 }
 
