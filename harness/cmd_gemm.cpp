@@ -47,9 +47,8 @@ int run_gemm(CLI::App* cmd, GemmArgs& a, bool skip_reference) {
     go.peak_flop_per_s = quick_peak(*dt);
     extra["peak_flop_per_s"] = go.peak_flop_per_s ? nlohmann::json(*go.peak_flop_per_s) : nlohmann::json(nullptr);
   }
-  OpenRun r = open_run(a.common, cb, extra);
   std::FILE* out = stdout;
-  fmt::print(out, "flopwatt run {} -> {}\n", r.session->run().run_id, r.session->out_dir());
+  OpenRun r = start_run(a.common, cb, extra, out);
   print_row_header(out);
   const auto headline = r.session->run().headline_source;
   // run_gemm_suite goes shape by shape, every backend per shape: item i is
@@ -71,12 +70,7 @@ int run_gemm(CLI::App* cmd, GemmArgs& a, bool skip_reference) {
                                    if (done < n) progress.update(item(done), done, n);
                                  });
   progress.clear();
-  close_run(r, ok);
-  print_summary(out, r.session->run(), r.session->out_dir());
-  if (!ok) {
-    fmt::print(stderr, "interrupted: partial report kept in {}/run.json\n", r.session->out_dir());
-    return 130;
-  }
+  if (const int code = end_run(r, ok, out, RunEnding::kSummary)) return code;
   for (const auto& m : r.session->run().measurements)
     if (m.verified && !*m.verified) {
       fmt::print(stderr, "verification failed for {} {} (rel err {:.3g}); see run.json\n", m.backend, m.op,

@@ -262,15 +262,14 @@ int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
         {"step_bytes", step_bytes},
         {"per_op_energy", kPerOpEnergyMethod},
         {"simulated_gemm_time", simulated ? "GEMM time is the backend's modelled device time, not host time" : ""}}}};
-  OpenRun r = open_run(a.common, {backend.get()}, extra);
+  std::FILE* out = stdout;
+  OpenRun r = start_run(a.common, {backend.get()}, extra, out);
   EnergyMeter& meter = *r.meter;
   Session& session = *r.session;
   const auto headline = session.run().headline_source;
   // Slow gauges make each window wait for the next sample: with them, step
   // energies are filled in after the last step instead of after each one.
   const bool defer_energy = meter.slowest_gauge_interval_s() > 0.1;
-  std::FILE* out = stdout;
-  fmt::print(out, "flopwatt run {} -> {}\n", session.run().run_id, session.out_dir());
   fmt::print(out, "gpt2 {} ({} parameters), B={} T={}, {} GEMMs on {}{}, {} threads, {:.4g} GFLOP/step\n",
              gpt2::describe(cfg), model.num_params(), B, T, a.dtype, backend->name(), simulated ? " [simulated]" : "",
              threads, step_flop * 1e-9);
@@ -443,13 +442,7 @@ int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
     model.save(a.save, "--save");
     fmt::print(out, "saved checkpoint {}\n", a.save);
   }
-  close_run(r, !interrupted);
-  fmt::print(out, "report: {}/run.json\n", session.out_dir());
-  if (interrupted) {
-    fmt::print(stderr, "interrupted: partial report kept in {}/run.json\n", session.out_dir());
-    return 130;
-  }
-  return 0;
+  return end_run(r, !interrupted, out, RunEnding::kReportPath);
 }
 
 }  // namespace
