@@ -40,9 +40,8 @@ void register_run_peak(CLI::App& run, CliState& st) {
       fmt::print("{:<6} {:<22} {:>7} {:>16} {}\n", p.dtype, p.isa, p.threads, si(p.flop_per_s, "FLOP/s"), p.note);
       r.session->add(std::move(m));
     }
-    close_run(r, true);
-    fmt::print("report: {}/run.json\n", r.session->out_dir());
-    st.exit_code = 0;
+    // cpu::measure_peak does not watch g_interrupted: the table is always whole.
+    st.exit_code = end_run(r, true, stdout, RunEnding::kReportPath);
   });
 }
 

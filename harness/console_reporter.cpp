@@ -2,8 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <map>
-#include <set>
+#include <tuple>
+#include <vector>
 
 namespace flopwatt {
 
@@ -39,27 +41,32 @@ void print_row(std::FILE* f, const Measurement& m, const std::optional<std::stri
 }
 
 void print_summary(std::FILE* f, const Run& run, const std::string& out_dir) {
-  // Pivot: rows = (workload, op, shape, dtype), columns = backends, cells = GFLOP/s.
+  // Pivot: rows = (workload, op, pass, shape, dtype), columns = backends, cells =
+  // GFLOP/s. The pass is part of the row: a GPT-2 op's fwd and bwd share op and
+  // shape, and would otherwise overwrite each other's cell.
+  using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
   std::vector<std::string> backends;
-  std::vector<std::string> keys;
-  std::map<std::string, std::map<std::string, const Measurement*>> cell;
+  std::vector<Key> keys;
+  std::map<Key, std::map<std::string, const Measurement*>> cell;
   for (const auto& m : run.measurements) {
     if (m.skipped || (m.workload == "gpt2" && m.op != "step" && m.layer)) continue;
     const std::string shape = m.shape ? fmt::format("{}x{}x{}", m.shape->M, m.shape->N, m.shape->K) : "";
-    const std::string key = fmt::format("{:<7}{:<18}{:<19}{}", m.workload, m.op, shape, m.dtype);
+    const Key key{m.workload, m.op, m.pass.value_or(""), shape, m.dtype};
     if (!cell.count(key)) keys.push_back(key);
     if (std::find(backends.begin(), backends.end(), m.backend) == backends.end()) backends.push_back(m.backend);
     cell[key][m.backend] = &m;
   }
+  static constexpr const char* kRow = "{:<8} {:<18} {:<4} {:<19} {:<5}";  // header and rows line up
   if (keys.empty()) {
     fmt::print(f, "\nno measurements\n");
   } else {
     fmt::print(f, "\nSummary: GFLOP/s (median){}\n", run.headline_source ? ", FLOP/J from " + *run.headline_source : "");
-    fmt::print(f, "{:<48}", "workload op shape dtype");
+    fmt::print(f, kRow, "workload", "op", "pass", "shape", "dtype");
     for (const auto& b : backends) fmt::print(f, " {:>16}", b);
     fmt::print(f, "\n");
     for (const auto& k : keys) {
-      fmt::print(f, "{:<48}", k);
+      const auto& [workload, op, pass, shape, dtype] = k;
+      fmt::print(f, kRow, workload, op, pass, shape, dtype);
       for (const auto& b : backends) {
         auto it = cell[k].find(b);
         if (it == cell[k].end()) {

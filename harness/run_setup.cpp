@@ -1,5 +1,8 @@
 #include "harness/run_setup.h"
 
+#include <fmt/core.h>
+
+#include "harness/console_reporter.h"
 #include "harness/context.h"
 #include "harness/version.h"
 #include "power/power_state.h"
@@ -61,6 +64,22 @@ void close_run(OpenRun& r, bool complete) {
   r.session->run().context["temperatures_end_c"] = temperatures_json(r.root);
   r.session->add_samples(r.meter->drain_samples());
   r.session->finish(complete);
+}
+
+OpenRun start_run(const RunCommonOptions& o, const std::vector<const Backend*>& backends,
+                  const nlohmann::json& extra_context, std::FILE* out) {
+  OpenRun r = open_run(o, backends, extra_context);
+  fmt::print(out, "flopwatt run {} -> {}\n", r.session->run().run_id, r.session->out_dir());
+  return r;
+}
+
+int end_run(OpenRun& r, bool complete, std::FILE* out, RunEnding ending) {
+  close_run(r, complete);
+  if (ending == RunEnding::kSummary) print_summary(out, r.session->run(), r.session->out_dir());
+  else fmt::print(out, "report: {}/run.json\n", r.session->out_dir());
+  if (complete) return 0;
+  fmt::print(stderr, "interrupted: partial report kept in {}/run.json\n", r.session->out_dir());
+  return 130;
 }
 
 }  // namespace flopwatt

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 namespace {
@@ -43,6 +44,17 @@ Result run(const std::string& args) {
   return r;
 }
 
+// Validates against the published schema with Debian's python3-jsonschema.
+bool schema_valid(const fs::path& run_json) {
+  const std::string cmd = "/usr/bin/python3 -c \"import json,sys,jsonschema; "
+                          "jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))\" " +
+                          run_json.string() + " " + FLOPWATT_SOURCE_DIR "/results/schema/run.schema.json";
+  return std::system(cmd.c_str()) == 0;
+}
+
+// run default cannot narrow its GEMM suite; these keep it as short as it gets.
+const std::string kFastDefault = "run default --min-time 0 --min-reps 1 --idle 0 --power none --gpt2-model tiny ";
+
 int count_lines(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }
 
 // A bad flag gives exit 2 and exactly one stderr line that names the flag.
@@ -65,6 +77,9 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
   expect_usage_error(base + "--shapes 2,2,2 --power no-such-source", "--power");
   expect_usage_error("run gemm --no-such-flag", "--no-such-flag");
   expect_usage_error("frobnicate", "frobnicate");
+  // run default checks its GPT-2 flags before the GEMMs, so these are quick.
+  expect_usage_error("run default --idle 0 --gpt2-steps -1", "--gpt2-steps");
+  expect_usage_error("run default --idle 0 --gpt2-model d13", "--gpt2-model");
 }
 
 TEST(Cli, BackendsListsEveryBackendWithStatus) {
@@ -87,11 +102,7 @@ TEST(Cli, GemmRunWritesSchemaValidReport) {
   EXPECT_EQ(j["measurements"][0]["flop"].get<double>(), 2.0 * 7 * 5 * 3);
   EXPECT_EQ(count_lines(slurp(d / "measurements.csv")), 3);
   EXPECT_TRUE(fs::exists(d / "samples.csv"));
-  // Validate against the published schema with Debian's python3-jsonschema.
-  const std::string cmd = "/usr/bin/python3 -c \"import json,sys,jsonschema; "
-                          "jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))\" " +
-                          (d / "run.json").string() + " " + FLOPWATT_SOURCE_DIR "/results/schema/run.schema.json";
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << "run.json does not match results/schema/run.schema.json";
+  EXPECT_TRUE(schema_valid(d / "run.json")) << "run.json does not match results/schema/run.schema.json";
   fs::remove_all(d);
 }
 
@@ -126,6 +137,111 @@ TEST(Cli, InterruptedRunLeavesValidPartialReport) {
   EXPECT_FALSE(j["complete"].get<bool>());
   EXPECT_GE(j["measurements"].size(), 1u);
   EXPECT_LT(j["measurements"].size(), 5u);
+  fs::remove_all(d);
+}
+
+TEST(Cli, DefaultRunHasGemmAndGpt2RowsInOneReport) {
+  const fs::path d = temp_dir("default");
+  Result r = run(kFastDefault + "--gpt2-steps 2 --out " + d.string());
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const auto j = nlohmann::json::parse(slurp(d / "run.json"));
+  EXPECT_TRUE(j["complete"].get<bool>());
+  EXPECT_TRUE(schema_valid(d / "run.json")) << "run.json does not match results/schema/run.schema.json";
+  EXPECT_EQ(j["context"]["command"], "run default");
+  EXPECT_EQ(j["context"]["shapes"], "gpt2-124m");
+  EXPECT_EQ(j["context"]["gpt2"]["model"], "tiny");
+  EXPECT_EQ(j["context"]["gpt2"]["steps"], 2);
+  EXPECT_EQ(j["context"]["gpt2"]["warmup_steps"], 1);
+  EXPECT_EQ(j["context"]["gpt2"]["batch"], 4);
+  EXPECT_EQ(j["context"]["gpt2"]["seq"], 64);
+  EXPECT_EQ(j["context"]["gpt2"]["dtype"], "fp32");
+  const std::string gpt2_backend = j["context"]["gpt2"]["gemm_backend"];
+  std::size_t gemm = 0, steps = 0, qkv_passes = 0;
+  bool gemm_before_gpt2 = true, seen_gpt2 = false;
+  for (const auto& m : j["measurements"]) {
+    if (m["workload"] == "gemm") {
+      ++gemm;
+      gemm_before_gpt2 = gemm_before_gpt2 && !seen_gpt2;
+      EXPECT_NE(m["backend"], "cpu:reference") << "the oracle is not part of the suite";
+      continue;
+    }
+    ASSERT_EQ(m["workload"], "gpt2") << m.dump();
+    seen_gpt2 = true;
+    EXPECT_EQ(m["backend"], gpt2_backend);
+    if (m["op"] == "step" && !m["step"].is_null()) ++steps;
+    if (m["op"] == "qkv") ++qkv_passes;
+  }
+  EXPECT_GT(gemm, 0u);
+  EXPECT_TRUE(gemm_before_gpt2) << "the GPT-2 run comes after the GEMM suite";
+  EXPECT_EQ(steps, 2u);
+  EXPECT_EQ(qkv_passes, 2u) << "fwd and bwd";
+  EXPECT_EQ(count_lines(slurp(d / "measurements.csv")), int(j["measurements"].size()) + 1);
+  // Stdout: the GPT-2 per-op table, then one summary whose rows keep qkv's passes apart.
+  EXPECT_NE(r.out.find("Per-op, median over 1 steps"), std::string::npos) << r.out;
+  const auto summary = r.out.find("Summary: GFLOP/s");
+  ASSERT_NE(summary, std::string::npos) << r.out;
+  std::istringstream lines(r.out.substr(summary));
+  int qkv_rows = 0;
+  for (std::string l; std::getline(lines, l);)
+    qkv_rows += l.rfind("gpt2", 0) == 0 && l.find(" qkv ") != std::string::npos &&
+                (l.find(" fwd ") != std::string::npos || l.find(" bwd ") != std::string::npos);
+  EXPECT_EQ(qkv_rows, 2) << r.out;
+  EXPECT_NE(r.out.find("(complete)", summary), std::string::npos) << r.out;
+  fs::remove_all(d);
+}
+
+TEST(Cli, DefaultRunInterruptedDuringGpt2LeavesValidPartialReport) {
+  const fs::path d = temp_dir("default_sigint");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string out = d.string();
+    freopen("/dev/null", "w", stdout);
+    // Far more steps than the test waits for: the run only ends by the signal.
+    execl(FLOPWATT_BINARY, FLOPWATT_BINARY, "run", "default", "--min-time", "0", "--min-reps", "1", "--idle", "0",
+          "--power", "none", "--gpt2-model", "tiny", "--gpt2-steps", "100000000", "--out", out.c_str(),
+          (char*)nullptr);
+    _exit(127);
+  }
+  struct Reap {  // a failed assertion must not leave the child training
+    pid_t pid;
+    bool done = false;
+    ~Reap() {
+      if (done) return;
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  } reap{pid};
+  // The GEMM suite comes first; wait for GPT-2 steps on disk, then interrupt.
+  bool training = false;
+  for (int i = 0; i < 6000 && !training; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    try {
+      const auto ms = nlohmann::json::parse(slurp(d / "run.json"))["measurements"];
+      training = !ms.empty() && ms.back()["workload"] == "gpt2" && ms.back()["step"].get<int>() >= 2;
+    } catch (...) {
+    }
+  }
+  ASSERT_TRUE(training);
+  kill(pid, SIGINT);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  reap.done = true;
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 130);
+  const auto j = nlohmann::json::parse(slurp(d / "run.json"));
+  EXPECT_FALSE(j["complete"].get<bool>());
+  EXPECT_TRUE(schema_valid(d / "run.json")) << "run.json does not match results/schema/run.schema.json";
+  std::size_t gemm = 0, steps = 0, ops = 0;
+  for (const auto& m : j["measurements"]) {
+    if (m["workload"] == "gemm") ++gemm;
+    else if (m["op"] == "step" && !m["step"].is_null()) ++steps;
+    else ++ops;
+  }
+  EXPECT_GT(gemm, 0u);
+  EXPECT_GE(steps, 3u);
+  // The steps after warm-up that did finish still give their per-op figures.
+  EXPECT_GT(ops, 0u);
   fs::remove_all(d);
 }
 
