@@ -9,6 +9,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -243,6 +244,7 @@ class OnednnBackend final : public Backend {
         {"primitive_cache", "one matmul primitive per GemmDesc (alpha as output scale, beta as sum post-op); "
                             "user-mode scratchpad reused across calls"},
     };
+    if (auto c = choices(); !c.empty()) n.emplace_back("unpacked_weights_choices", c);
     if (!ok_) n.emplace_back("error", reason_);
     return n;
   }
@@ -285,6 +287,24 @@ class OnednnBackend final : public Backend {
       p.error = e.what();
     }
     return p;
+  }
+
+  // What auto mode decided so far, one entry per shape, with the times it compared.
+  std::string choices() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string out;
+    for (const auto& [k, t] : tuning_) {
+      if (t.choice < 0) continue;
+      const auto& [M, N, K, ta, tb, dt, alpha, beta, lda, ldb, ldc, packed] = k;
+      (void)lda, (void)ldb, (void)ldc, (void)packed;
+      char line[200];
+      std::snprintf(line, sizeof line, "%s%c%c %lldx%lldx%lld %s%s: %s (%.3g ms vs %.3g ms)", out.empty() ? "" : "; ",
+                    ta ? 'T' : 'N', tb ? 'T' : 'N', (long long)M, (long long)N, (long long)K,
+                    dt == int(DType::BF16) ? "bf16" : "fp32", alpha != 1.0f || beta != 0.0f ? " (scaled)" : "",
+                    t.choice == 1 ? "reordered" : "in place", 1e3 * t.best[t.choice], 1e3 * t.best[1 - t.choice]);
+      out += line;
+    }
+    return out;
   }
 
   void execute(Plan& p, const void* A, const memory& weights, void* C) {

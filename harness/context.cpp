@@ -62,6 +62,12 @@ std::string hypervisor_vendor() {
 
 }  // namespace
 
+json backend_notes(const Backend& b) {
+  json n = json::object();
+  for (const auto& [key, val] : b.notes()) n[key] = val;
+  return n;
+}
+
 json collect_context(const std::string& root, const std::vector<const Backend*>& backends) {
   json c;
   c["cpu"] = nullable(cpuinfo_field(root, "model name"));
@@ -94,11 +100,7 @@ json collect_context(const std::string& root, const std::vector<const Backend*>&
   std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   c["started_utc"] = b;
   json be = json::object();
-  for (const Backend* k : backends) {
-    json n = json::object();
-    for (const auto& [key, val] : k->notes()) n[key] = val;
-    be[k->name()] = n;
-  }
+  for (const Backend* k : backends) be[k->name()] = backend_notes(*k);
   c["backends"] = be;
   return c;
 }

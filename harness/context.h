@@ -13,5 +13,7 @@ namespace flopwatt {
 // root: filesystem root for /proc and /sys reads ("/" normally, a fixture tree in tests).
 nlohmann::json collect_context(const std::string& root, const std::vector<const Backend*>& backends);
 std::string read_first_line(const std::string& path);  // "" when unreadable
+// A backend's notes() as the context's "backends" entry.
+nlohmann::json backend_notes(const Backend& b);
 
 }  // namespace flopwatt

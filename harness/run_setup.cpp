@@ -52,6 +52,7 @@ OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& b
   const std::string out = o.out.empty() ? "results/runs/" + header.run_id : o.out;
   r.session = std::make_unique<Session>(std::move(header), out);
   r.root = o.power.sysfs_root;
+  r.backends = backends;
   r.meter->start();
   r.meter->measure_idle(r.session->run());
   r.session->add_samples(r.meter->drain_samples());
@@ -62,6 +63,7 @@ OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& b
 void close_run(OpenRun& r, bool complete) {
   r.meter->stop();
   r.session->run().context["temperatures_end_c"] = temperatures_json(r.root);
+  for (const Backend* b : r.backends) r.session->run().context["backends"][b->name()] = backend_notes(*b);
   r.session->add_samples(r.meter->drain_samples());
   r.session->finish(complete);
 }

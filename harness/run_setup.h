@@ -19,6 +19,10 @@ struct OpenRun {
   std::unique_ptr<EnergyMeter> meter;
   std::unique_ptr<Session> session;
   std::string root;  // the filesystem root the run reads sensors under
+  // The backends named in the context. They must outlive close_run, which
+  // reads their notes again: some notes (cpu:onednn's per-shape choices) are
+  // only known once the backend has run.
+  std::vector<const Backend*> backends;
 };
 
 // Builds the Run header (context incl. `extra_context`, power sources), creates

@@ -64,6 +64,25 @@ TEST(OnednnGemm, EveryPackingModeMatchesReference) {
   }
 }
 
+// Auto's decisions are reported, with the times they rest on, once made.
+TEST(OnednnGemm, AutoChoicesAppearInNotes) {
+  auto b = make_onednn_backend(OnednnPacking::Auto);
+  auto choices = [&] {
+    for (const auto& [k, v] : b->notes())
+      if (k == "unpacked_weights_choices") return v;
+    return std::string();
+  };
+  EXPECT_EQ(choices(), "");
+  GemmDesc d;
+  d.M = 64, d.N = 300, d.K = 200;  // NN: oneDNN's blocked weights differ from the plain layout
+  testing::Operands op = testing::make_operands(d, 3);
+  std::vector<float> c(op.c.size());
+  for (int i = 0; i < 4; ++i) b->gemm(d, op.A(), op.B(), c.data());
+  const std::string n = choices();
+  EXPECT_EQ(n.rfind("NN 64x300x200 fp32: ", 0), 0u) << n;
+  EXPECT_NE(n.find(" ms vs "), std::string::npos) << n;
+}
+
 TEST(OnednnGemm, PackingModeFromEnvironment) {
   ::setenv("FLOPWATT_ONEDNN_PACK", "always", 1);
   auto b = make_onednn_backend();

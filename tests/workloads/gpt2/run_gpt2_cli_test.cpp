@@ -173,6 +173,18 @@ TEST_F(RunGpt2Cli, PerLayerRowsAndBf16) {
   EXPECT_EQ(layers.count("lm_head/fwd"), 0u);
 }
 
+// Notes that only exist after the backend ran (cpu:onednn's per-shape packing
+// choices) reach the final run.json: the context is refreshed when the run closes.
+TEST_F(RunGpt2Cli, BackendNotesAreRefreshedWhenTheRunCloses) {
+  Result r = run("--model tiny --batch 2 --seq 8 --steps 3 --gemm-backend cpu:onednn");
+  if (r.code == 2 && r.err.find("not available") != std::string::npos) GTEST_SKIP() << r.err;
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const auto run = nlohmann::json::parse(slurp(path("out") + "/run.json"));
+  const auto& notes = run["context"]["backends"]["cpu:onednn"];
+  ASSERT_TRUE(notes.contains("unpacked_weights_choices")) << notes.dump(1);
+  EXPECT_NE(notes["unpacked_weights_choices"].get<std::string>().find(" ms vs "), std::string::npos);
+}
+
 TEST_F(RunGpt2Cli, SimulatedNpuBackendMarksGemmRowsAndUsesModelledEnergy) {
   Result r = run("--model tiny --batch 2 --seq 8 --steps 2 --dtype bf16 --gemm-backend npu:sim-phoenix");
   if (r.code == 2 && r.err.find("unavailable") != std::string::npos) GTEST_SKIP() << r.err;
