@@ -27,6 +27,8 @@ enum class OnednnPacking { Auto, Always, Never };
 
 // Mode from FLOPWATT_ONEDNN_PACK (InputError on an unknown value).
 std::unique_ptr<Backend> make_onednn_backend();
-std::unique_ptr<Backend> make_onednn_backend(OnednnPacking packing);
+// long_call_s: in Auto, a call at least this long is timed once per way (both
+// ways in the same call when beta is 0) instead of twice.
+std::unique_ptr<Backend> make_onednn_backend(OnednnPacking packing, double long_call_s = 0.02);
 
 }  // namespace flopwatt::cpu

@@ -83,6 +83,41 @@ TEST(OnednnGemm, AutoChoicesAppearInNotes) {
   EXPECT_NE(n.find(" ms vs "), std::string::npos) << n;
 }
 
+// With every call counted as long, a beta-0 shape times both ways in its first
+// call (the second overwrites C, which must stay right) and is decided there;
+// an accumulating shape needs a second call.
+TEST(OnednnGemm, LongCallsAreDecidedInOneOrTwoCalls) {
+  auto b = make_onednn_backend(OnednnPacking::Auto, 0.0);
+  for (DType dt : {DType::F32, DType::BF16}) {
+    const auto cases = testing::awkward_cases(dt);
+    for (int round = 0; round < 2; ++round) {
+      int checked = 0;
+      for (const auto& f : testing::check_all(*b, cases, false, &checked))
+        ADD_FAILURE() << "round " << round << ": " << f;
+      EXPECT_EQ(checked, int(cases.size()));
+    }
+  }
+  auto fresh = make_onednn_backend(OnednnPacking::Auto, 0.0);
+  auto choices = [&] {
+    for (const auto& [k, v] : fresh->notes())
+      if (k == "unpacked_weights_choices") return v;
+    return std::string();
+  };
+  GemmDesc d;
+  d.M = 64, d.N = 300, d.K = 200;
+  testing::Operands op = testing::make_operands(d, 4);
+  std::vector<float> c(op.c.size());
+  fresh->gemm(d, op.A(), op.B(), c.data());
+  EXPECT_EQ(choices().rfind("NN 64x300x200 fp32: ", 0), 0u) << choices();
+  GemmDesc acc = d;
+  acc.beta = 1.0f;
+  std::vector<float> c2 = op.c;
+  fresh->gemm(acc, op.A(), op.B(), c2.data());
+  EXPECT_EQ(choices().find("(scaled)"), std::string::npos) << "decided after one accumulating call: " << choices();
+  fresh->gemm(acc, op.A(), op.B(), c2.data());
+  EXPECT_NE(choices().find("NN 64x300x200 fp32 (scaled): "), std::string::npos) << choices();
+}
+
 TEST(OnednnGemm, PackingModeFromEnvironment) {
   ::setenv("FLOPWATT_ONEDNN_PACK", "always", 1);
   auto b = make_onednn_backend();
