@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -34,10 +35,16 @@ class FakeCounter {
       thread_.join();
     }
   }
-  void pause(bool p) { paused_ = p; }
+  // Synchronous: once pause(true) returns no write is in flight, so a test may
+  // delete the file and know the writer will not bring it back.
+  void pause(bool p) {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    paused_ = p;
+  }
 
  private:
   void write_now() {
+    std::lock_guard<std::mutex> lock(write_mu_);
     if (paused_.load()) return;
     // Energy since start from the writer's own clock, so its stalls do not change the rate.
     const double uj = watts_ * double(monotonic_ns() - t0_) * 1e-3;
@@ -50,6 +57,7 @@ class FakeCounter {
   std::uint64_t max_uj_, start_uj_;
   std::int64_t t0_ = 0;
   std::atomic<bool> stop_{false}, paused_{false};
+  std::mutex write_mu_;
   std::thread thread_;
 };
 
