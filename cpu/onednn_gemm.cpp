@@ -110,7 +110,6 @@ struct Tuning {
   int choice = -1;  // -1 undecided, 0 plain, 1 reorder-then-packed
 };
 constexpr int kTrialsPerVariant = 2;
-constexpr double kLongCallS = 0.02;
 
 OnednnPacking packing_from_env() {
   const char* v = std::getenv("FLOPWATT_ONEDNN_PACK");
@@ -201,9 +200,10 @@ class OnednnBackend final : public Backend {
       return;
     }
     Plan& plain = plan(d, false);
+    if (packing_ == OnednnPacking::Never) return run_plain(plain, A, B, C);
     Plan& packed = plan(d, true);
     const bool can_pack = packed.ok && packed.pd.weights_desc() != plain.pd.weights_desc();
-    if (!can_pack || packing_ == OnednnPacking::Never) return run_plain(plain, A, B, C);
+    if (!can_pack) return run_plain(plain, A, B, C);
     if (packing_ == OnednnPacking::Always) return run_packed(plain, packed, A, B, C);
     Tuning& t = tuning_[make_key(d, false)];
     if (t.choice == 0) return run_plain(plain, A, B, C);
