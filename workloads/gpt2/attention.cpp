@@ -27,44 +27,59 @@ std::vector<float>& scratch(int slot) {
 
 int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
-// s[r][c0 + j] = sum_i q[r][i] * kt[i][c0 + j] for r < R, j < 16.
+// a[0, n) = softmax(scale * s[0, n)), a[n, T) = 0: one causal attention row.
+// s may be a itself (each s[t2] is read before a[t2] is written).
+inline void causal_softmax_row(float* a, const float* s, int n, int T, float scale) {
+  float mx = -INFINITY;
+#pragma omp simd reduction(max : mx)
+  for (int t2 = 0; t2 < n; ++t2) {
+    const float x = s[t2] * scale;
+    mx = x > mx ? x : mx;
+  }
+  float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+  for (int t2 = 0; t2 < n; ++t2) {
+    const float e = exp_fast(s[t2] * scale - mx);
+    a[t2] = e;
+    sum += e;
+  }
+  const float inv = 1.0f / sum;
+#pragma omp simd
+  for (int t2 = 0; t2 < n; ++t2) a[t2] *= inv;
+#pragma omp simd
+  for (int t2 = n; t2 < T; ++t2) a[t2] = 0.0f;
+}
+
+// o[r][c0 + j] = sum_{k0 <= k < k1} p[r][k] * x[k][c0 + j] for r < R, j < 16:
+// R x 16 accumulators held in registers across the whole k loop.
 template <int R>
-inline void dot_block(float* s, int lds, const float* q, int ldq, const float* kt, int ldk, int hs, int c0) {
+inline void panel_block(float* o, int ldo, const float* p, int ldp, const float* x, int ldx, int k0, int k1, int c0) {
   float acc[R][kLanes] = {};
-  for (int i = 0; i < hs; ++i) {
-    const float* k = kt + std::int64_t(i) * ldk + c0;
+  for (int k = k0; k < k1; ++k) {
+    const float* xr = x + std::int64_t(k) * ldx + c0;
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      const float qv = q[std::int64_t(r) * ldq + i];
+      const float pv = p[std::int64_t(r) * ldp + k];
 #pragma omp simd
-      for (int j = 0; j < kLanes; ++j) acc[r][j] += qv * k[j];
+      for (int j = 0; j < kLanes; ++j) acc[r][j] += pv * xr[j];
     }
   }
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
 #pragma omp simd
-    for (int j = 0; j < kLanes; ++j) s[std::int64_t(r) * lds + c0 + j] = acc[r][j];
+    for (int j = 0; j < kLanes; ++j) o[std::int64_t(r) * ldo + c0 + j] = acc[r][j];
+}
+
+// s[r][c0 + j] = sum_i q[r][i] * kt[i][c0 + j] for r < R, j < 16.
+template <int R>
+inline void dot_block(float* s, int lds, const float* q, int ldq, const float* kt, int ldk, int hs, int c0) {
+  panel_block<R>(s, lds, q, ldq, kt, ldk, 0, hs, c0);
 }
 
 // o[r][:hs] = sum_{k0 <= k < k1} p[r][k] * x[k][:hs] for r < R; hs % 16 == 0.
 template <int R>
 inline void axpy_block(float* o, int ldo, const float* p, int ldp, const float* x, int ldx, int k0, int k1, int hs) {
-  for (int c0 = 0; c0 < hs; c0 += kLanes) {
-    float acc[R][kLanes] = {};
-    for (int k = k0; k < k1; ++k) {
-      const float* xr = x + std::int64_t(k) * ldx + c0;
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        const float pv = p[std::int64_t(r) * ldp + k];
-#pragma omp simd
-        for (int j = 0; j < kLanes; ++j) acc[r][j] += pv * xr[j];
-      }
-    }
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r)
-#pragma omp simd
-      for (int j = 0; j < kLanes; ++j) o[std::int64_t(r) * ldo + c0 + j] = acc[r][j];
-  }
+  for (int c0 = 0; c0 < hs; c0 += kLanes) panel_block<R>(o, ldo, p, ldp, x, ldx, k0, k1, c0);
 }
 
 // Packs rows [0, T) of an (T, ld) head slice into a (hs, Tp) transpose, zero-padded.
@@ -110,24 +125,7 @@ void attention_forward_blocked(float* out, float* att, const float* qkv, int B, 
           const float* s = S.data() + std::int64_t(t) * Tp;
           float* a = A + std::int64_t(t) * T;
           const int n = t + 1;
-          float mx = -INFINITY;
-#pragma omp simd reduction(max : mx)
-          for (int t2 = 0; t2 < n; ++t2) {
-            const float x = s[t2] * scale;
-            mx = x > mx ? x : mx;
-          }
-          float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-          for (int t2 = 0; t2 < n; ++t2) {
-            const float e = exp_fast(s[t2] * scale - mx);
-            a[t2] = e;
-            sum += e;
-          }
-          const float inv = 1.0f / sum;
-#pragma omp simd
-          for (int t2 = 0; t2 < n; ++t2) a[t2] *= inv;
-#pragma omp simd
-          for (int t2 = n; t2 < T; ++t2) a[t2] = 0.0f;
+          causal_softmax_row(a, s, n, T, scale);
         }
         // y = att v; att is zero above the diagonal, so rows [t0, t0+R) need keys < t0 + R.
         t0 = 0;
@@ -242,24 +240,7 @@ void attention_forward_rows(float* out, float* att, const float* qkv, int B, int
 #pragma omp simd
             for (int t2 = 0; t2 < n; ++t2) a[t2] += qi * kr[t2];
           }
-          float mx = -INFINITY;
-#pragma omp simd reduction(max : mx)
-          for (int t2 = 0; t2 < n; ++t2) {
-            const float s = a[t2] * scale;
-            mx = s > mx ? s : mx;
-          }
-          float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-          for (int t2 = 0; t2 < n; ++t2) {
-            const float e = exp_fast(a[t2] * scale - mx);
-            a[t2] = e;
-            sum += e;
-          }
-          const float inv = 1.0f / sum;
-#pragma omp simd
-          for (int t2 = 0; t2 < n; ++t2) a[t2] *= inv;
-#pragma omp simd
-          for (int t2 = n; t2 < T; ++t2) a[t2] = 0.0f;
+          causal_softmax_row(a, a, n, T, scale);
           float* o = acc.data();
 #pragma omp simd
           for (int i = 0; i < hs; ++i) o[i] = 0.0f;
