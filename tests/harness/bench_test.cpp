@@ -12,6 +12,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli_support.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -20,31 +22,11 @@ using nlohmann::json;
 const fs::path kLaptop = fs::path(FLOPWATT_TEST_FIXTURES) / "campaign" / "laptop-mains";
 constexpr double kBatteryW = 4.0;  // BAT0/power_now of the fixture: 4000000 uW
 
-fs::path temp_dir(const std::string& tag) {
-  const fs::path d = fs::temp_directory_path() / ("flopwatt_bench_" + tag + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  return std::string((std::istreambuf_iterator<char>(f)), {});
-}
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
+using Result = flopwatt::testing::CommandResult;
+using flopwatt::testing::slurp;
+fs::path temp_dir(const std::string& tag) { return flopwatt::testing::temp_dir("bench", tag); }
 Result bench(const std::string& args) {
-  const fs::path d = temp_dir("io");
-  const std::string cmd = std::string(FLOPWATT_BENCH_BINARY) + " " + args + " >" + (d / "out").string() + " 2>" +
-                          (d / "err").string() + " </dev/null";
-  const int st = std::system(cmd.c_str());
-  Result r{WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(d / "out"), slurp(d / "err")};
-  fs::remove_all(d);
-  return r;
+  return flopwatt::testing::run_command_line(std::string(FLOPWATT_BENCH_BINARY) + " " + args);
 }
 
 // By family name: Google Benchmark appends "/real_time", "/iterations:3/manual_time".

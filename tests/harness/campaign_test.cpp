@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "harness/statistics.h"
+#include "cli_support.h"
 #include "schema_check.h"
 #include "workloads/error.h"
 
@@ -32,31 +33,11 @@ using testing::schema_violations;
 
 // ---------------------------------------------------------------- helpers
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  return std::string((std::istreambuf_iterator<char>(f)), {});
-}
-
-fs::path temp_dir(const std::string& tag) {
-  const fs::path d = fs::temp_directory_path() / ("flopwatt_campaign_" + tag + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
+using Result = flopwatt::testing::CommandResult;
+using flopwatt::testing::slurp;
+fs::path temp_dir(const std::string& tag) { return flopwatt::testing::temp_dir("campaign", tag); }
 Result run_cli(const std::string& args) {
-  const fs::path d = temp_dir("io");
-  const std::string cmd = std::string(FLOPWATT_BINARY) + " " + args + " >" + (d / "out").string() + " 2>" +
-                          (d / "err").string() + " </dev/null";
-  const int st = std::system(cmd.c_str());
-  Result r{WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(d / "out"), slurp(d / "err")};
-  fs::remove_all(d);
-  return r;
+  return flopwatt::testing::run_command_line(std::string(FLOPWATT_BINARY) + " " + args);
 }
 
 int count_lines(const std::string& s) { return int(std::count(s.begin(), s.end(), '\n')); }

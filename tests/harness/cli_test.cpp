@@ -13,35 +13,17 @@
 #include <sstream>
 #include <thread>
 
+#include "cli_support.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  return std::string((std::istreambuf_iterator<char>(f)), {});
-}
-
-fs::path temp_dir(const std::string& tag) {
-  const fs::path d = fs::temp_directory_path() / ("flopwatt_cli_" + tag + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
+using Result = flopwatt::testing::CommandResult;
+using flopwatt::testing::slurp;
+fs::path temp_dir(const std::string& tag) { return flopwatt::testing::temp_dir("cli", tag); }
 Result run(const std::string& args) {
-  const fs::path d = temp_dir("io");
-  const std::string cmd = std::string(FLOPWATT_BINARY) + " " + args + " >" + (d / "out").string() + " 2>" +
-                          (d / "err").string() + " </dev/null";
-  const int st = std::system(cmd.c_str());
-  Result r{WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(d / "out"), slurp(d / "err")};
-  fs::remove_all(d);
-  return r;
+  return flopwatt::testing::run_command_line(std::string(FLOPWATT_BINARY) + " " + args);
 }
 
 // Validates against the published schema with Debian's python3-jsonschema.

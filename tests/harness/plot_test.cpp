@@ -10,36 +10,18 @@
 #include <fstream>
 #include <map>
 
+#include "cli_support.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
 const fs::path kCampaign = fs::path(FLOPWATT_TEST_FIXTURES) / "runs" / "campaign-gemm-smoke";
 
-fs::path temp_dir(const std::string& tag) {
-  const fs::path d = fs::temp_directory_path() / ("flopwatt_plot_" + tag + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(f)), {});
-}
-
-Result run(const std::string& cmdline) {
-  const fs::path d = temp_dir("io");
-  const int st = std::system((cmdline + " >" + (d / "out").string() + " 2>" + (d / "err").string()).c_str());
-  Result r{WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(d / "out"), slurp(d / "err")};
-  fs::remove_all(d);
-  return r;
-}
+using Result = flopwatt::testing::CommandResult;
+using flopwatt::testing::slurp;
+fs::path temp_dir(const std::string& tag) { return flopwatt::testing::temp_dir("plot", tag); }
+Result run(const std::string& cmdline) { return flopwatt::testing::run_command_line(cmdline); }
 
 bool have_matplotlib() { return std::system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") == 0; }
 

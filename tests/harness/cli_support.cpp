@@ -1,0 +1,35 @@
+#include "cli_support.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+
+namespace flopwatt::testing {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), {});
+}
+
+fs::path temp_dir(const std::string& suite, const std::string& tag) {
+  const fs::path d = fs::temp_directory_path() / ("flopwatt_" + suite + "_" + tag + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+CommandResult run_command_line(const std::string& cmdline) {
+  const fs::path d = temp_dir("cmd", "io");
+  const std::string cmd = cmdline + " >" + (d / "out").string() + " 2>" + (d / "err").string() + " </dev/null";
+  const int st = std::system(cmd.c_str());
+  CommandResult r{WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(d / "out"), slurp(d / "err")};
+  fs::remove_all(d);
+  return r;
+}
+
+}  // namespace flopwatt::testing
