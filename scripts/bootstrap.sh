@@ -12,7 +12,7 @@ case "$mode" in run|test|build) ;; *) echo "usage: scripts/bootstrap.sh [run|tes
 
 packages=(
   cmake g++ make pkg-config git
-  libopenblas-openmp-dev libdnnl-dev
+  libopenblas-openmp-dev libdnnl-dev ocl-icd-opencl-dev
   libcli11-dev libfmt-dev nlohmann-json3-dev
   libdrm-dev libelf-dev libpfm4-dev libsensors-dev
   libgtest-dev libgmock-dev libbenchmark-dev
