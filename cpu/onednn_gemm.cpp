@@ -3,8 +3,6 @@
 #include "cpu/gemm_checks.h"
 #include "workloads/error.h"
 
-#if defined(FLOPWATT_WITH_ONEDNN)
-
 #include <omp.h>
 #include <sys/mman.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -399,31 +397,3 @@ std::unique_ptr<Backend> make_onednn_backend(OnednnPacking packing, double long_
 std::unique_ptr<Backend> make_onednn_backend() { return make_onednn_backend(packing_from_env()); }
 
 }  // namespace flopwatt::cpu
-
-#else  // compiled without oneDNN: a twin that says why and how to fix it
-
-namespace flopwatt::cpu {
-namespace {
-
-class OnednnMissing final : public Backend {
- public:
-  std::string name() const override { return "cpu:onednn"; }
-  Availability availability() const override {
-    return {false,
-            "flopwatt was built without oneDNN (CMake's find_package(dnnl) failed); "
-            "fix: apt-get install libdnnl-dev, then re-run cmake and rebuild"};
-  }
-  bool supports(const GemmDesc&) const override { return false; }
-  void gemm(const GemmDesc& d, const void*, const void*, void*) override {
-    require_supported(*this, d, "install libdnnl-dev and rebuild");
-  }
-};
-
-}  // namespace
-
-std::unique_ptr<Backend> make_onednn_backend(OnednnPacking, double) { return std::make_unique<OnednnMissing>(); }
-std::unique_ptr<Backend> make_onednn_backend() { return std::make_unique<OnednnMissing>(); }
-
-}  // namespace flopwatt::cpu
-
-#endif

@@ -14,8 +14,8 @@
 // whichever of the two the shape's first calls timed faster. The environment
 // variable FLOPWATT_ONEDNN_PACK=auto|always|never picks the mode.
 //
-// Built as a "not available" twin when CMake found no oneDNN (private define
-// FLOPWATT_WITH_ONEDNN).
+// Built as a "not available" twin when the build has no oneDNN
+// (onednn_gemm_none.cpp; CMake option FLOPWATT_WITH_ONEDNN).
 #pragma once
 #include <memory>
 

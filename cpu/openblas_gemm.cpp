@@ -2,8 +2,6 @@
 
 #include "cpu/gemm_checks.h"
 
-#if defined(FLOPWATT_WITH_OPENBLAS)
-
 #include <cblas.h>
 #include <dlfcn.h>
 
@@ -127,30 +125,3 @@ class OpenblasBackend final : public Backend {
 std::unique_ptr<Backend> make_openblas_backend() { return std::make_unique<OpenblasBackend>(); }
 
 }  // namespace flopwatt::cpu
-
-#else  // compiled without OpenBLAS: a twin that says why and how to fix it
-
-namespace flopwatt::cpu {
-namespace {
-
-class OpenblasMissing final : public Backend {
- public:
-  std::string name() const override { return "cpu:openblas"; }
-  Availability availability() const override {
-    return {false,
-            "flopwatt was built without OpenBLAS (cblas.h or libopenblas not found when CMake ran); "
-            "fix: apt-get install libopenblas-openmp-dev, then re-run cmake and rebuild"};
-  }
-  bool supports(const GemmDesc&) const override { return false; }
-  void gemm(const GemmDesc& d, const void*, const void*, void*) override {
-    require_supported(*this, d, "install libopenblas-openmp-dev and rebuild");
-  }
-};
-
-}  // namespace
-
-std::unique_ptr<Backend> make_openblas_backend() { return std::make_unique<OpenblasMissing>(); }
-
-}  // namespace flopwatt::cpu
-
-#endif

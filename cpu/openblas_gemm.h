@@ -1,6 +1,6 @@
 // cpu:openblas -- cblas_sgemm (and cblas_sbgemm for bf16 when the installed
 // OpenBLAS exports it, looked up at run time). Built as a "not available" twin
-// when CMake found no OpenBLAS (private define FLOPWATT_WITH_OPENBLAS).
+// when the build has no OpenBLAS (openblas_gemm_none.cpp; CMake option FLOPWATT_WITH_OPENBLAS).
 #pragma once
 #include <memory>
 

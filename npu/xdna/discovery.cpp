@@ -124,6 +124,11 @@ XdnaDiscovery discover_xdna(const std::string& root, const NodeOpener& open) {
   if (r.ok()) return r;
 
   // No usable node: say why, most specific first.
+  if (const std::string missing = drm_support_missing(); !missing.empty()) {
+    r.reason = missing;
+    r.fix = "apt-get install libdrm-dev libelf-dev, then cmake -DFLOPWATT_WITH_NPU_DEVICE=ON and rebuild";
+    return r;
+  }
   for (const auto& n : r.nodes)
     if (!n.opened) {
       r.reason = n.problem;

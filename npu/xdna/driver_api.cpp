@@ -81,4 +81,6 @@ std::unique_ptr<DriverApi> open_drm_node(const std::string& path, int* errno_out
   return std::make_unique<DrmNode>(fd, path);
 }
 
+std::string drm_support_missing() { return {}; }
+
 }  // namespace flopwatt::npu::xdna

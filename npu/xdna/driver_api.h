@@ -31,5 +31,8 @@ class DriverApi {
 
 // Opens `path` read-write; nullptr with errno_out set on failure.
 std::unique_ptr<DriverApi> open_drm_node(const std::string& path, int* errno_out);
+// Empty when built with libdrm; otherwise why no device can be opened
+// (driver_api_none.cpp, CMake option FLOPWATT_WITH_NPU_DEVICE).
+std::string drm_support_missing();
 
 }  // namespace flopwatt::npu::xdna

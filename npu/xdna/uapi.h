@@ -1,14 +1,22 @@
 // The amdxdna driver's ioctl interface (Linux >= 6.14, include/uapi/drm/
 // amdxdna_accel.h), defined here because Debian 12's kernel headers predate
-// it. Layouts follow research/npu-xdna.md; every struct is checked at compile
-// time against the encoded size of its ioctl number, and every number against
-// DRM_IOWR(DRM_COMMAND_BASE + index, struct).
+// it. Layouts follow that header; every struct is checked at compile time
+// against the encoded size of its ioctl number, and every number against the
+// DRM encoding (and against libdrm's own DRM_IOWR where the build has libdrm).
 #pragma once
 #include <sys/ioctl.h>
 
 #include <cstdint>
 
+// A build without the device backend (FLOPWATT_WITH_NPU_DEVICE=OFF) has no
+// libdrm headers; the layouts are still checked against our own encoding.
+#if __has_include(<drm.h>)
 #include <drm.h>
+#define FLOPWATT_CHECK_LIBDRM_IOWR(num, index, type) \
+  static_assert((num) == DRM_IOWR(DRM_COMMAND_BASE + (index), type), #type " ioctl number")
+#else
+#define FLOPWATT_CHECK_LIBDRM_IOWR(num, index, type) static_assert(true)
+#endif
 
 namespace flopwatt::npu::xdna {
 
@@ -145,6 +153,7 @@ inline constexpr std::uint32_t kErtTypeCu = 3;
 inline constexpr std::uint64_t kMlirAieOpcode = 3;
 
 namespace detail {
+inline constexpr unsigned kDrmCommandBase = 0x40;  // include/uapi/drm/drm.h: DRM_COMMAND_BASE
 constexpr unsigned long drm_iowr(unsigned nr, unsigned long size) {
   return (3ul << 30) | (size << 16) | ((unsigned long)'d' << 8) | nr;
 }
@@ -152,8 +161,8 @@ constexpr unsigned long drm_iowr(unsigned nr, unsigned long size) {
 
 #define FLOPWATT_CHECK_IOCTL(num, index, type)                                               \
   static_assert(_IOC_SIZE(num) == sizeof(type), #type " does not match its ioctl's size");    \
-  static_assert((num) == DRM_IOWR(DRM_COMMAND_BASE + (index), type), #type " ioctl number"); \
-  static_assert((num) == detail::drm_iowr(DRM_COMMAND_BASE + (index), sizeof(type)), #type " encoding")
+  FLOPWATT_CHECK_LIBDRM_IOWR(num, index, type);                                              \
+  static_assert((num) == detail::drm_iowr(detail::kDrmCommandBase + (index), sizeof(type)), #type " encoding")
 FLOPWATT_CHECK_IOCTL(kIoctlCreateHwctx, 0, CreateHwctx);
 FLOPWATT_CHECK_IOCTL(kIoctlDestroyHwctx, 1, DestroyHwctx);
 FLOPWATT_CHECK_IOCTL(kIoctlConfigHwctx, 2, ConfigHwctx);
