@@ -10,15 +10,8 @@ cd "$(dirname "$0")/.."
 mode=${1:-run}
 case "$mode" in run|test|build) ;; *) echo "usage: scripts/bootstrap.sh [run|test|build]" >&2; exit 2 ;; esac
 
-packages=(
-  cmake g++ make pkg-config git
-  libopenblas-openmp-dev libdnnl-dev ocl-icd-opencl-dev
-  libcli11-dev libfmt-dev nlohmann-json3-dev
-  libdrm-dev libelf-dev libpfm4-dev libsensors-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
-  umockdev libumockdev-dev util-linux
-  python3 python3-jsonschema python3-matplotlib python3-numpy python3-scipy libbenchmark-tools
-)
+# The package list lives in scripts/packages.txt (one per line, # comments).
+mapfile -t packages < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' scripts/packages.txt)
 
 missing=()
 for p in "${packages[@]}"; do
