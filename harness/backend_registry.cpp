@@ -43,6 +43,16 @@ std::vector<std::unique_ptr<Backend>> select_backends(const std::string& list, c
     }
   }
   if (out.empty()) throw InputError(flag, "no backend given", "name at least one backend (see `flopwatt backends`)");
+  // A backend asked for by name that cannot run is an error (only `available`
+  // and `all` skip with reasons): a run without the rows the user asked for is
+  // not a result.
+  for (const auto& b : out)
+    if (const Availability av = b->availability(); !av.ok)
+      throw InputError(flag + " " + b->name(), "unavailable: " + av.reason,
+                       // The reason usually carries its own fix already.
+                       av.reason.find("fix:") == std::string::npos
+                           ? "install what it names, or use `" + flag + " available` to skip what cannot run"
+                           : "");
   return out;
 }
 

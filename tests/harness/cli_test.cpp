@@ -64,6 +64,31 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
   expect_usage_error("run default --idle 0 --gpt2-model d13", "--gpt2-model");
 }
 
+// A backend asked for by name that cannot run is an error, not a run without
+// its rows; `available` keeps skipping what cannot run.
+TEST(Cli, NamedBackendThatCannotRunExitsTwo) {
+  const fs::path root = temp_dir("no-npu");  // no /dev/accel, no NPU PCI function
+  const std::string env = "FLOPWATT_SYSFS_ROOT=" + root.string() + " ";
+  const std::string args = "run gemm --idle 0 --no-peak --min-time 0 --min-reps 1 --power none --shapes 8,8,8 ";
+  Result r = flopwatt::testing::run_command_line(env + FLOPWATT_BINARY " " + args + "--backend npu:xdna --out " +
+                                                 (root / "named").string());
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("--backend npu:xdna: unavailable: no amdxdna device"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("fix:"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(root / "named" / "run.json"));
+
+  r = flopwatt::testing::run_command_line(env + FLOPWATT_BINARY " " + args +
+                                          "--backend cpu:reference,npu:xdna --out " + (root / "mixed").string());
+  EXPECT_EQ(r.code, 2) << r.err;
+
+  r = flopwatt::testing::run_command_line(env + FLOPWATT_BINARY " " + args + "--backend available --out " +
+                                          (root / "available").string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(root / "available" / "run.json"));
+  fs::remove_all(root);
+}
+
 TEST(Cli, BackendsListsEveryBackendWithStatus) {
   Result r = run("backends");
   EXPECT_EQ(r.code, 0);
