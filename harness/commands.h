@@ -13,7 +13,7 @@ struct CliState {
   int exit_code = 0;
 };
 
-// Power and output options shared by every `run ...` command (DESIGN.md contract).
+// Power and output options shared by every `run ...` command (ARCHITECTURE.md, "The report contract").
 struct RunCommonOptions {
   PowerOptions power;
   std::string out;              // empty: results/runs/<run-id>

@@ -1,5 +1,5 @@
 // The run context: what machine, kernel, settings and libraries produced the
-// figures (DESIGN.md "Record the context").
+// figures (ARCHITECTURE.md, "What a run records").
 #pragma once
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-// The in-memory Run every reporter writes from (DESIGN.md "CLI and report contract").
+// The in-memory Run every reporter writes from (ARCHITECTURE.md, "The report contract").
 #pragma once
 #include <array>
 #include <cstdint>
