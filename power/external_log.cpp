@@ -158,6 +158,15 @@ void PowerLogParser::line(const std::string& raw, std::vector<Sample>& out) {
   if (comma == std::string::npos || !parse_number(l.substr(0, comma), t) || !parse_number(l.substr(comma + 1), w))
     throw ConfigError(where, "malformed line '" + l + "'", kFormatFix);
   if (w < 0) throw ConfigError(where, "negative power " + l.substr(comma + 1), "a meter reports watts >= 0");
+  // Bounds that keep the nanosecond arithmetic below in range and reject what
+  // no meter on a client machine reports: times from 1970 to 2286 (realtime)
+  // or within 10^7 s (about 4 months) of opening (relative), under 1 MW.
+  const double t_max = clock_ == Clock::Realtime ? 1e10 : 1e7;
+  if (t < 0 || t > t_max)
+    throw ConfigError(where, "time " + trim(l.substr(0, comma)) + " s is out of range",
+                      clock_ == Clock::Realtime ? "realtime stamps are seconds since 1970 (0 to 1e10)"
+                                                : "relative stamps are seconds since the log was opened (0 to 1e7)");
+  if (w > 1e6) throw ConfigError(where, "power " + trim(l.substr(comma + 1)) + " W is implausible", "a meter reports watts below 1 MW");
   const std::int64_t t_ns = clock_ == Clock::Realtime ? std::int64_t(std::llround(t * 1e9)) - real_minus_mono_ns_
                                                       : opened_mono_ns_ + std::int64_t(std::llround(t * 1e9));
   if (t_ns <= last_t_) {

@@ -94,7 +94,8 @@ DeviceDesc load_device_file(const std::string& path) {
     throw InputError(path, std::string("malformed JSON: ") + e.what(), "fix the file's syntax");
   }
   if (!j.is_object()) throw InputError(path, "top level is not an object");
-  if (j.value("schema", std::string()) != kSchema)
+  // json::value() throws a type_error for a non-string "schema": compare only a string.
+  if (const auto sc = j.find("schema"); sc == j.end() || !sc->is_string() || sc->get<std::string>() != kSchema)
     throw InputError(path + ": schema", "expected \"" + std::string(kSchema) + "\"");
   DeviceDesc d;
   d.file = path;

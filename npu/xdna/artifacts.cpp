@@ -30,7 +30,9 @@ ArtifactSet load_artifacts(const std::string& dir) {
   } catch (const json::exception& e) {
     throw InputError(path, std::string("malformed JSON: ") + e.what(), fix);
   }
-  if (!j.is_object() || j.value("schema", std::string()) != "flopwatt-npu-artifacts/1")
+  // json::value() throws a type_error for a non-string "schema": compare only a string.
+  const auto sc = j.is_object() ? j.find("schema") : j.end();
+  if (sc == j.end() || !sc->is_string() || sc->get<std::string>() != "flopwatt-npu-artifacts/1")
     throw InputError(path + ": schema", "expected \"flopwatt-npu-artifacts/1\"", fix);
   if (!j.contains("designs") || !j["designs"].is_array()) throw InputError(path + ": designs", "missing array", fix);
   ArtifactSet set;

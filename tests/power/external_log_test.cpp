@@ -70,6 +70,12 @@ TEST(ExternalLog, MalformedLineNamesFileAndLine) {
   EXPECT_THROW(parse("# clock: relative\n0.0,-3\n"), ConfigError);
   EXPECT_THROW(parse("# clock: relative\n0.0,nan\n"), ConfigError);
   EXPECT_THROW(parse("# clock: sundial\n"), ConfigError);
+  // Found by tests/fuzz/fuzz_power_log: a huge stamp overflowed the nanosecond
+  // arithmetic (signed overflow) and landed at +7e18 ns; now out of range.
+  EXPECT_THROW(parse("# clock: realtime\n6e66,5\n"), ConfigError);
+  EXPECT_THROW(parse("# clock: realtime\n17000000020.0,12.5\n"), ConfigError);
+  EXPECT_THROW(parse("# clock: relative\n-1,5\n"), ConfigError);
+  EXPECT_THROW(parse("# clock: relative\n0.0,2e6\n"), ConfigError);
 }
 
 TEST(ExternalLog, SampleBeforeClockHeaderIsAnError) {

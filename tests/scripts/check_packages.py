@@ -29,9 +29,11 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Programs run outside what CMake records: by bootstrap, by ctest, or by the tests
-# themselves (tests/power: umockdev-run, setpriv, bash; tests/harness: compare.py).
+# themselves (tests/power: umockdev-run, setpriv, bash; tests/harness: compare.py),
+# and by CI's scripts/fuzz.sh (clang++ with libFuzzer's runtime).
 TOOLS = ["cmake", "ctest", "make", "pkg-config", "git", "bash", "sh", "umockdev-run", "setpriv",
-         "/usr/bin/python3", "/usr/share/benchmark/compare.py"]
+         "/usr/bin/python3", "/usr/share/benchmark/compare.py", "clang++"]
+RUNTIME_FILES = ["/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a"]
 
 # Scripts that are run by hand and never by the tests, with what they need.
 HAND_ONLY = {
@@ -84,6 +86,12 @@ def used_files(build):
             used.setdefault("missing-program:" + tool, "run by the build or the tests")
         else:
             add(path, "program")
+    for pattern in RUNTIME_FILES:
+        found = glob.glob(pattern)
+        if not found:
+            used.setdefault("missing-program:" + pattern, "libFuzzer, linked by scripts/fuzz.sh")
+        for path in found:
+            add(path, "libFuzzer, linked by scripts/fuzz.sh")
     for path, why in python_modules().items():
         if path.startswith("missing-python:"):
             used.setdefault(path, why)

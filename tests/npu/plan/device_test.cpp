@@ -86,6 +86,8 @@ TEST_F(CorruptDevice, WrongSchemaAndSyntax) {
   auto j = good;
   j["schema"] = "something-else/9";
   expect_rejected(j, "schema");
+  j["schema"] = nlohmann::json::object();  // found by tests/fuzz/fuzz_device_file: escaped as a JSON type_error
+  expect_rejected(j, "schema");
   const std::string p = dir.write("bad.json", "{\"schema\": ");
   EXPECT_THROW(load_device_file(p), InputError);
   EXPECT_THROW(load_device_file(dir.path() + "/absent.json"), InputError);

@@ -80,6 +80,9 @@ TEST(Artifacts, ManifestErrorsNameTheField) {
   expect_bad(d, "tile.k");
   a.t.write("manifest.json", "{ not json");
   EXPECT_THROW(load_artifacts(a.t.path()), InputError);
+  // A non-string schema escaped as a JSON type_error and broke every command that lists backends.
+  a.t.write("manifest.json", R"({"schema": 7, "designs": []})");
+  EXPECT_THROW(load_artifacts(a.t.path()), InputError);
   npu::test::TempDir empty;
   EXPECT_THROW(load_artifacts(empty.path()), InputError);
 }
