@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <map>
 #include <memory>
 
@@ -18,9 +19,10 @@ constexpr double kRaplUpdateS = 0.001;  // RAPL counters update about every 1 ms
 
 class PowercapSource final : public SourceBase {
  public:
-  PowercapSource(std::string id, std::string domain, std::string energy_path, std::uint64_t modulus)
+  PowercapSource(std::string id, std::string domain, std::string energy_path, std::uint64_t modulus,
+                 double max_w)
       : SourceBase(std::move(id), std::move(domain), Kind::Counter, kRaplUpdateS),
-        path_(std::move(energy_path)), unwrap_(modulus) {}
+        path_(std::move(energy_path)), unwrap_(modulus, max_w * 1e6), max_w_(max_w) {}
 
   std::optional<Sample> read() override {
     std::uint64_t raw = 0;
@@ -32,16 +34,50 @@ class PowercapSource final : public SourceBase {
       set_error(path_ + ": " + errno_text(err));
       return std::nullopt;
     }
-    clear_error();
     const std::int64_t t = midpoint_ns(a, b);
     tracker_.observe(double(raw), t);
-    return Sample{t, unwrap_.update(raw) * 1e-6};
+    const double total = unwrap_.update(raw, t);
+    if (unwrap_.last_was_restart()) {
+      // The energy between the previous read and this one is unknown: no
+      // sample, so the trace has a gap there instead of a phantom wrap.
+      set_error(path_ + ": counter reset (a wrap would mean " +
+                std::to_string(std::llround(unwrap_.last_rejected_rate() * 1e-6)) + " W, above " +
+                std::to_string(std::llround(max_w_)) + " W): a gap");
+      return std::nullopt;
+    }
+    clear_error();
+    return Sample{t, total * 1e-6};
   }
 
  private:
   std::string path_;
   CounterUnwrap unwrap_;
+  double max_w_;
 };
+
+// Powercap zones state their limits (Documentation/power/powercap/powercap.rst:
+// constraint_X_power_limit_uw, optional constraint_X_max_power_uw). Bursts
+// above the long-term limit are allowed, so the bound is twice the largest of
+// them; without any, 1 kW, more than any single client or server package draws.
+constexpr double kPlausibleZoneW = 1000;
+
+double zone_power_bound_w(const std::string& zone_dir, std::string& note) {
+  double largest_uw = 0;
+  for (int c = 0; c < 8; ++c) {
+    for (const char* f : {"_power_limit_uw", "_max_power_uw"}) {
+      auto v = read_int(join_path(zone_dir, "constraint_" + std::to_string(c) + f));
+      if (v && *v > 0 && double(*v) > largest_uw) largest_uw = double(*v);
+    }
+  }
+  if (largest_uw > 0) {
+    const double w = 2 * largest_uw * 1e-6;
+    note += "; a step above " + std::to_string(std::llround(w)) +
+            " W (2 x the zone's largest power limit) is a counter reset, a gap";
+    return w;
+  }
+  note += "; no power limit: a step above 1000 W is a counter reset, a gap";
+  return kPlausibleZoneW;
+}
 
 struct Zone {
   std::string dir_name;  // intel-rapl:0:1
@@ -210,9 +246,10 @@ void probe_powercap(const std::string& root, Discovery& d) {
       modulus = std::uint64_t(*m) + 1;  // the counter takes values 0 .. max inclusive
     else
       s.note += "; no max_energy_range_uj: a decrease is taken as a restart";
+    const double max_w = zone_power_bound_w(z.path, s.note);
     s.available = true;
     d.status.push_back(s);
-    d.sources.push_back(std::make_unique<PowercapSource>(s.id, s.domain, energy, modulus));
+    d.sources.push_back(std::make_unique<PowercapSource>(s.id, s.domain, energy, modulus, max_w));
   }
 
   // Overlap: a package contains its core and uncore (not DRAM, which is its own
