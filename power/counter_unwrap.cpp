@@ -19,11 +19,17 @@ double CounterUnwrap::step(std::uint64_t raw, double dt_s) {
     return total_;
   }
   // A step the hardware cannot have made in dt_s: more energy than the zone
-  // could draw at its bound over that interval.
+  // could draw at its bound over that interval. Counters advance in steps
+  // (RAPL about every 1 ms) and reads jitter, so two reads microseconds apart
+  // can straddle a whole update: the interval is taken as at least
+  // kMinBoundS, which still leaves a reset from high in a 32-bit or powercap
+  // range (tens of kJ) far above the bound.
+  constexpr double kMinBoundS = 0.25;
   auto impossible = [&](double delta) {
-    if (max_units_per_s_ <= 0 || dt_s <= 0) return false;
-    if (delta <= max_units_per_s_ * dt_s) return false;
-    last_rejected_rate_ = delta / dt_s;
+    if (max_units_per_s_ <= 0 || dt_s < 0) return false;
+    const double dt = dt_s < kMinBoundS ? kMinBoundS : dt_s;
+    if (delta <= max_units_per_s_ * dt) return false;
+    last_rejected_rate_ = delta / dt;
     return true;
   };
   auto restart = [&] {

@@ -80,3 +80,12 @@ TEST(CounterUnwrap, WithoutTimesTheBoundDoesNotApply) {
   u.update(990);
   EXPECT_EQ(u.update(5), 15.0);
 }
+
+// Two reads 50 us apart can straddle one 1 ms counter update: 0.1 J in 50 us
+// is 2 kW "instantaneous", yet real energy.
+TEST(CounterUnwrap, BackToBackReadsAcrossOneUpdateAreNotAReset) {
+  CounterUnwrap u(1ull << 32, 1000.0 * 1e6);  // uJ
+  u.update(1000, 0);
+  EXPECT_EQ(u.update(1000 + 100000, 50000), 100000.0);
+  EXPECT_FALSE(u.last_was_restart());
+}

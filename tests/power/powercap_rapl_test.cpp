@@ -176,3 +176,28 @@ TEST(Powercap, NoPowercapExplainsWhy) {
   ASSERT_EQ(d2.status.size(), 1u);
   EXPECT_NE(d2.status[0].reason.find("no RAPL zones"), std::string::npos);
 }
+
+// A reset from 0.9 x max_energy_range_uj to 0 (the counter-reset fixture,
+// tests/fixtures/power/counter-reset): as a wrap it would be 26 kJ, far above
+// twice the zone's 28 W limit over any read interval, so it is a gap.
+TEST(Powercap, ResetNearTheTopOfTheRangeIsAGapNotAWrap) {
+  FixtureTree t;
+  const std::uint64_t max = 262143328850ull;
+  zone(t, "intel-rapl:0", "package-0", max / 10 * 9, max);
+  t.write("sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw", "28000000\n");
+  Discovery d;
+  probe_powercap(t.root(), d);
+  PowerSource* s = source(d, "rapl-powercap:package-0");
+  ASSERT_TRUE(s);
+  EXPECT_NE(find(d, "rapl-powercap:package-0")->note.find("56 W"), std::string::npos)
+      << find(d, "rapl-powercap:package-0")->note;
+  ASSERT_TRUE(s->read());
+  t.write("sys/class/powercap/intel-rapl:0/energy_uj", "0\n");
+  EXPECT_FALSE(s->read());
+  EXPECT_NE(s->last_error().find("counter reset"), std::string::npos) << s->last_error();
+  t.write("sys/class/powercap/intel-rapl:0/energy_uj", "2000000\n");
+  auto after = s->read();
+  ASSERT_TRUE(after);
+  EXPECT_NEAR(after->value, 2.0, 1e-9);  // only what came after the reset
+  EXPECT_TRUE(s->last_error().empty());
+}
