@@ -61,6 +61,9 @@ struct SourceStatus {
   std::string fix;     // the exact command or setting that would make it available
   double update_interval_s = 0;
   std::vector<std::string> contains;  // ids of domains this one includes (package contains core)
+  std::vector<std::string> sum_of;    // a summed source: the ids it adds up (never headline beside it)
+  std::vector<std::string> aliases;   // other views of the same physical counter, listed but not sampled
+  std::string alias_of;               // set on such a view: the id that is sampled instead
   std::string note;  // how it was read or anything a reader of the report should know
 };
 
