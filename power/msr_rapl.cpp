@@ -136,11 +136,39 @@ double rapl_energy_unit_j(std::uint64_t unit_register) {
 
 bool intel_dram_fixed_unit(int family, int model) {
   if (family != 6) return false;
-  // Haswell-X, Broadwell-X/-DE, Skylake-X and its refreshes, Xeon Phi, Ice Lake-X/-D,
-  // Sapphire and Emerald Rapids (the kernel's RAPL driver keeps the same list).
-  for (int m : {63, 79, 86, 85, 87, 133, 106, 108, 143, 207})
+  // The kernel's hsw_server defaults (drivers/powercap/intel_rapl_common.c,
+  // rapl_ids) and perf's RAPL_UNIT_QUIRK_INTEL_HSW models (arch/x86/events/
+  // rapl.c): Haswell-X 63, Broadwell-X 79, Broadwell-D 86 (perf only; the
+  // powercap driver uses the unit register there), Skylake-X 85, Xeon Phi
+  // 87/133, Ice Lake-X/-D 106/108. Sapphire (143) and Emerald (207) Rapids
+  // are not in it: both drivers dropped their fixed DRAM unit, so DRAM uses
+  // the unit register there.
+  for (int m : {63, 79, 86, 85, 87, 133, 106, 108})
     if (model == m) return true;
   return false;
+}
+
+namespace {
+// Silvermont and Airmont Atoms (rapl_defaults_byt/_cht/_tng/_ann, whose
+// check_unit is rapl_check_unit_atom): the energy status unit is a power of
+// two in microjoules, not a negative power of two in joules.
+bool intel_atom_unit_rule(int family, int model) {
+  if (family != 6) return false;
+  for (int m : {55, 74, 76, 90})  // ATOM_SILVERMONT, _SILVERMONT_MID, ATOM_AIRMONT, _AIRMONT_MID
+    if (model == m) return true;
+  return false;
+}
+// rapl_defaults_spr_server (psys_domain_energy_unit one joule) and perf's
+// RAPL_UNIT_QUIRK_INTEL_SPR (psys hw unit 2^0): Sapphire and Emerald Rapids.
+bool intel_psys_joule_unit(int family, int model) { return family == 6 && (model == 143 || model == 207); }
+}  // namespace
+
+double intel_domain_unit_j(int family, int model, const std::string& domain, std::uint64_t unit_register) {
+  const int esu = int((unit_register >> 8) & 0x1f);
+  if (intel_atom_unit_rule(family, model)) return std::ldexp(1.0, esu) * 1e-6;
+  if (domain == "dram" && intel_dram_fixed_unit(family, model)) return std::ldexp(1.0, -16);
+  if (domain == "psys" && intel_psys_joule_unit(family, model)) return 1.0;
+  return rapl_energy_unit_j(unit_register);
 }
 
 std::shared_ptr<MsrAccess> file_msr_access(const std::string& root) { return std::make_shared<FileMsrAccess>(root); }
@@ -235,7 +263,7 @@ void probe_msr_rapl(const std::string& root, Discovery& d, std::shared_ptr<MsrAc
       continue;
     }
     access->close(ufd);
-    const double unit_j = rapl_energy_unit_j(unit);
+    const double unit_j = rapl_energy_unit_j(unit);  // AMD: the unit register, no per-model rule
     std::vector<std::string> pkg_children;
     std::size_t pkg_status = SIZE_MAX;
     for (const auto& def : defs) {
@@ -245,9 +273,7 @@ void probe_msr_rapl(const std::string& root, Discovery& d, std::shared_ptr<MsrAc
       s.domain = def.domain;
       s.kind = Kind::Counter;
       s.update_interval_s = kRaplUpdateS;
-      double dom_unit = unit_j;
-      if (intel && def.reg == msr::kIntelDram && intel_dram_fixed_unit(cpu.family, cpu.model))
-        dom_unit = std::ldexp(1.0, -16);
+      const double dom_unit = intel ? intel_domain_unit_j(cpu.family, cpu.model, def.domain, unit) : unit_j;
       std::vector<int> cpu_list;
       if (def.per_core) {
         for (const auto& [key, c] : core_cpu)
