@@ -29,7 +29,7 @@ namespace {
 // machine, comes after psys and package: its gauge updates every 1-15 s, so a
 // short window gets a better figure from a 1 ms counter.
 int tier(const std::string& domain) {
-  static const char* order[] = {"wall", "psys", "package", "battery", "npu", "core", "uncore", "dram"};
+  static const char* order[] = {"wall", "psys", "package", "battery", "npu", "core", "uncore", "dram", "one-core"};
   for (int i = 0; i < int(std::size(order)); ++i)
     if (domain == order[i]) return i;
   return 100;

@@ -7,8 +7,10 @@
 #include <memory>
 
 #include "power/clock.h"
+#include "power/msr_rapl.h"
 #include "power/counter_unwrap.h"
 #include "power/source_base.h"
+#include "power/summed_source.h"
 #include "power/sysfs.h"
 
 namespace flopwatt::power {
@@ -185,9 +187,21 @@ void probe_powercap(const std::string& root, Discovery& d) {
     z.id_suffix = ends_with_index(z.name) ? z.name : z.name + "-" + idx;
   }
 
+  // On AMD the kernel backs the core zone with MSR_AMD_CORE_ENERGY_STATUS
+  // (drivers/powercap/intel_rapl_msr.c, rapl_msr_priv_amd), a per-core
+  // register, read on the package's lead CPU: the zone is that one core's
+  // energy, not all cores'.
+  const std::string vendor = read_cpu_id(root).vendor;
+  const bool amd = vendor == "AuthenticAMD" || vendor == "HygonGenuine";
   std::map<std::string, std::string> first_dir_of_id;
   std::map<std::string, std::uint64_t> die_reading;  // per-die zones: first reading, to spot copies
   std::map<std::string, std::string> status_id_of_dir;
+  struct PackageZone {
+    std::string id, energy;
+    std::uint64_t modulus;
+    double max_w;
+  };
+  std::vector<PackageZone> package_zones;
   const std::size_t status_begin = d.status.size();
   for (const auto& z : zones) {
     SourceStatus s;
@@ -197,6 +211,11 @@ void probe_powercap(const std::string& root, Discovery& d) {
     s.update_interval_s = kRaplUpdateS;
     const std::string energy = join_path(z.path, "energy_uj");
     s.note = "zone " + z.dir_name;
+    if (amd && z.domain == "core") {
+      s.domain = "one-core";
+      s.note += "; AMD: the kernel reads one core's MSR_AMD_CORE_ENERGY_STATUS (on the package's first CPU), so "
+                "this is one core's energy, not all cores' (all cores: rapl-perf:energy-core, power_core PMU)";
+    }
 
     auto dup = first_dir_of_id.find(s.id);
     if (dup != first_dir_of_id.end()) {
@@ -250,6 +269,30 @@ void probe_powercap(const std::string& root, Discovery& d) {
     s.available = true;
     d.status.push_back(s);
     d.sources.push_back(std::make_unique<PowercapSource>(s.id, s.domain, energy, modulus, max_w));
+    if (z.parent.empty() && z.domain == "package") package_zones.push_back({s.id, energy, modulus, max_w});
+  }
+
+  // Several sockets (or dies with counters of their own): the machine's
+  // package energy is their sum. Its parts are read by readers of its own, so
+  // each socket also stays a source; a two-socket server pays two extra reads
+  // per period for it.
+  if (package_zones.size() >= 2) {
+    SourceStatus s;
+    s.id = "rapl-powercap:package";
+    s.domain = "package";
+    s.kind = Kind::Counter;
+    s.update_interval_s = kRaplUpdateS;
+    s.available = true;
+    s.note = "sum of";
+    std::vector<std::unique_ptr<PowerSource>> parts;
+    for (const auto& p : package_zones) {
+      s.sum_of.push_back(p.id);
+      s.contains.push_back(p.id);
+      s.note += " " + p.id;
+      parts.push_back(std::make_unique<PowercapSource>(p.id, "package", p.energy, p.modulus, p.max_w));
+    }
+    d.sources.push_back(make_summed_source(s.id, s.domain, std::move(parts)));
+    d.status.push_back(std::move(s));
   }
 
   // Overlap: a package contains its core and uncore (not DRAM, which is its own

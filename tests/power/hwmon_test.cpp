@@ -93,7 +93,7 @@ TEST(Hwmon, EnergyCounterAndDuplicateChipNames) {
   ASSERT_TRUE(source(d, "hwmon:amd_energy-1:Esocket0"));
   EXPECT_EQ(s0->kind(), Kind::Counter);
   EXPECT_EQ(s0->domain(), "package");
-  EXPECT_EQ(source(d, "hwmon:amd_energy:Ecore000")->domain(), "core");
+  EXPECT_EQ(source(d, "hwmon:amd_energy:Ecore000")->domain(), "one-core");  // one core, not all
   EXPECT_EQ(s0->read()->value, 0.0);
   t.write("sys/class/hwmon/hwmon0/energy1_input", "3500000\n");
   EXPECT_NEAR(s0->read()->value, 2.5, 1e-9);
