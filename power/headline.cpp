@@ -1,5 +1,7 @@
 #include "power/headline.h"
 
+#include "power/aliases.h"
+
 #include <algorithm>
 #include <tuple>
 
@@ -72,7 +74,9 @@ HeadlineChoice choose_headline(const std::vector<HeadlineCandidate>& cands, cons
     ok.push_back(&c);
   }
   auto key = [](const HeadlineCandidate* c) {
-    return std::make_tuple(c->low_confidence, tier(c->domain), !c->summed, c->id);
+    // Same domain twice (powercap package next to an APU's PPT): the RAPL
+    // view the alias rule prefers, then the id, so the choice is stable.
+    return std::make_tuple(c->low_confidence, tier(c->domain), !c->summed, rapl_view_rank(c->id), c->id);
   };
   std::sort(ok.begin(), ok.end(), [&](auto* a, auto* b) { return key(a) < key(b); });
 

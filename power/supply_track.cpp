@@ -87,13 +87,15 @@ ChargeState SupplyTrack::battery_state_over(const std::string& battery, std::int
 
 ChargeState SupplyTrack::batteries_state_over(const std::vector<std::string>& batteries, std::int64_t t0,
                                               std::int64_t t1) const {
-  bool any_discharging = false;
+  bool any_discharging = false, any_idle = false;
   for (const auto& b : batteries) {
     const ChargeState s = battery_state_over(b, t0, t1);
     if (s == ChargeState::Changed || s == ChargeState::Charging) return s;
     any_discharging = any_discharging || s == ChargeState::Discharging;
+    any_idle = any_idle || s == ChargeState::Idle;
   }
-  return any_discharging ? ChargeState::Discharging : ChargeState::Idle;
+  if (any_discharging) return ChargeState::Discharging;
+  return any_idle ? ChargeState::Idle : ChargeState::Unknown;
 }
 
 }  // namespace flopwatt::power

@@ -95,3 +95,11 @@ TEST(SupplyTrack, NoSupplyAtAllIsUnknownAndNeverChanges) {
   EXPECT_EQ(*tr.first_supply(), Supply::Unknown);
   EXPECT_TRUE(tr.changes().empty());
 }
+
+TEST(SupplyTrack, UnknownBatteriesStayUnknown) {
+  FixtureTree t;
+  battery(t, "BAT0", "Unknown");
+  SupplyTrack tr;
+  tr.poll(t.root(), 10);
+  EXPECT_EQ(tr.batteries_state_over({"BAT0"}, 10, 20), ChargeState::Unknown);
+}
