@@ -21,6 +21,10 @@ namespace {
 
 constexpr double kPowerNominalS = 0.1;    // SMU/firmware power readings refresh in the 1-100 ms range
 constexpr double kEnergyNominalS = 0.001; // amd_energy accumulates per millisecond
+// No client or single-socket part draws 10 kW; a power reading above it (a
+// driver returning INT64_MAX uW) is garbage, and so is an energy step
+// implying it.
+constexpr double kMaxHwmonW = 10000;
 
 class HwmonSource final : public SourceBase {
  public:
@@ -38,17 +42,34 @@ class HwmonSource final : public SourceBase {
       set_error((c_.chip_handle ? "libsensors " + c_.chip + "/" + c_.label : c_.path) + ": " + errno_text(err));
       return std::nullopt;
     }
-    clear_error();
+    if (kind() == Kind::Gauge && !(std::fabs(*v) <= kMaxHwmonW)) {
+      set_error(c_.path + ": implausible " + std::to_string(*v) + " W (> 10 kW): not a reading");
+      return std::nullopt;
+    }
+    if (kind() == Kind::Counter && !(*v >= 0 && *v < 9.0e12)) {  // uJ as int64 and back
+      set_error(c_.path + ": energy " + std::to_string(*v) + " J out of range: not a reading");
+      return std::nullopt;
+    }
     tracker_.observe(*v, t);
-    if (kind() == Kind::Gauge) return Sample{t, *v};
+    if (kind() == Kind::Gauge) {
+      clear_error();
+      return Sample{t, *v};
+    }
     // energy*_input is a driver-side accumulator; its width is not published,
-    // so a decrease is a restart, never negative energy. Micro-joule steps.
-    return Sample{t, unwrap_.update(std::uint64_t(std::llround(*v * 1e6))) * 1e-6};
+    // so a decrease is a restart, never negative energy. Micro-joule steps;
+    // a step above the bound is a restart too (a gap).
+    const double total = unwrap_.update(std::uint64_t(std::llround(*v * 1e6)), t);
+    if (unwrap_.last_was_restart()) {
+      set_error(c_.path + ": counter went back or jumped (restart): a gap");
+      return std::nullopt;
+    }
+    clear_error();
+    return Sample{t, total * 1e-6};
   }
 
  private:
   HwmonChannel c_;
-  CounterUnwrap unwrap_{0};
+  CounterUnwrap unwrap_{0, kMaxHwmonW * 1e6};
 };
 
 std::string chip_attr_dir(const std::string& hwmon_dir) {
