@@ -1,6 +1,9 @@
 #include "power/supply_track.h"
 
 #include <algorithm>
+#include <chrono>
+
+#include "power/clock.h"
 
 namespace flopwatt::power {
 
@@ -96,6 +99,51 @@ ChargeState SupplyTrack::batteries_state_over(const std::vector<std::string>& ba
   }
   if (any_discharging) return ChargeState::Discharging;
   return any_idle ? ChargeState::Idle : ChargeState::Unknown;
+}
+
+SupplyMonitor::SupplyMonitor(std::string root, double period_s) : root_(std::move(root)), period_s_(period_s) {}
+
+SupplyMonitor::~SupplyMonitor() { stop(); }
+
+void SupplyMonitor::poll_now() {
+  // Read outside the lock (it can take milliseconds); observe in time order under it.
+  auto ps = read_power_state(root_);
+  std::lock_guard<std::mutex> g(mu_);
+  track_.observe(ps, monotonic_ns());
+}
+
+void SupplyMonitor::start() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (running_) return;
+  running_ = true;
+  stop_ = false;
+  thread_ = std::thread([this] { loop(); });
+}
+
+void SupplyMonitor::stop() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (!running_) return;
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+  poll_now();
+  std::lock_guard<std::mutex> g(mu_);
+  running_ = false;
+}
+
+SupplyTrack SupplyMonitor::track() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return track_;
+}
+
+void SupplyMonitor::loop() {
+  for (;;) {
+    poll_now();
+    std::unique_lock<std::mutex> l(mu_);
+    if (cv_.wait_for(l, std::chrono::duration<double>(period_s_), [this] { return stop_; })) return;
+  }
 }
 
 }  // namespace flopwatt::power

@@ -2,8 +2,11 @@
 // a plug or unplug, or a battery that starts or stops charging, is recorded
 // with its time and the windows overlapping it can be flagged.
 #pragma once
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -64,6 +67,32 @@ class SupplyTrack {
   std::vector<SupplyChange> changes_;
   std::optional<Supply> first_, last_;
   std::int64_t polls_ = 0, first_ns_ = 0, last_ns_ = 0;
+};
+
+// Polls <root>/sys/class/power_supply on a thread of its own, so a plug or
+// unplug inside a long measurement is seen within one period. Reading
+// power_supply costs an ACPI round trip (milliseconds), hence a slow default.
+class SupplyMonitor {
+ public:
+  // now_ns: the clock of the measurement windows (CLOCK_MONOTONIC).
+  explicit SupplyMonitor(std::string root, double period_s = 1.0);
+  ~SupplyMonitor();
+  SupplyMonitor(const SupplyMonitor&) = delete;
+  SupplyMonitor& operator=(const SupplyMonitor&) = delete;
+  void start();  // polls once at once, then every period
+  void stop();   // joins the thread after one last poll
+  void poll_now();  // an extra poll (at a window's edge, say)
+  SupplyTrack track() const;  // a copy, safe while the thread runs
+
+ private:
+  void loop();
+  std::string root_;
+  double period_s_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false, running_ = false;
+  SupplyTrack track_;
+  std::thread thread_;
 };
 
 }  // namespace flopwatt::power

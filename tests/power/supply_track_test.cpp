@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "fixture_tree.h"
 
 using namespace flopwatt::power;
@@ -102,4 +105,25 @@ TEST(SupplyTrack, UnknownBatteriesStayUnknown) {
   SupplyTrack tr;
   tr.poll(t.root(), 10);
   EXPECT_EQ(tr.batteries_state_over({"BAT0"}, 10, 20), ChargeState::Unknown);
+}
+
+TEST(SupplyMonitor, SeesAnUnplugDuringARun) {
+  FixtureTree t;
+  t.write("sys/class/power_supply/AC/type", "Mains\n");
+  t.write("sys/class/power_supply/AC/online", "1\n");
+  battery(t, "BAT0", "Charging");
+  SupplyMonitor m(t.root(), 0.01);
+  m.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  t.write("sys/class/power_supply/AC/online", "0\n");
+  t.write("sys/class/power_supply/BAT0/status", "Discharging\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  m.stop();
+  const SupplyTrack tr = m.track();
+  EXPECT_EQ(*tr.first_supply(), Supply::Mains);
+  EXPECT_EQ(*tr.last_supply(), Supply::Battery);
+  ASSERT_GE(tr.changes().size(), 1u);
+  EXPECT_EQ(tr.changes()[0].what, "supply");
+  EXPECT_LE(tr.changes()[0].after_ns, tr.changes()[0].t_ns);
+  EXPECT_GE(tr.polls(), 5);
 }
