@@ -52,12 +52,17 @@ class FileMsrAccess final : public MsrAccess {
   std::string root_;
 };
 
+// No bound from the registers we read (the power limit MSRs are not read
+// here), so the plausible bound: 1 kW per domain, above any package.
+constexpr double kPlausibleMsrW = 1000;
+
 class MsrSource final : public SourceBase {
  public:
   MsrSource(std::string id, std::string domain, std::shared_ptr<MsrAccess> access, std::vector<int> fds,
             std::uint32_t reg, double unit_j)
       : SourceBase(std::move(id), std::move(domain), Kind::Counter, kRaplUpdateS), access_(std::move(access)),
-        fds_(std::move(fds)), reg_(reg), unit_j_(unit_j), unwrap_(fds_.size(), CounterUnwrap(kModulus32)) {}
+        fds_(std::move(fds)), reg_(reg), unit_j_(unit_j),
+        unwrap_(fds_.size(), CounterUnwrap(kModulus32, kPlausibleMsrW / unit_j)) {}
   ~MsrSource() override {
     for (int fd : fds_) access_->close(fd);
   }
@@ -65,6 +70,7 @@ class MsrSource final : public SourceBase {
   std::optional<Sample> read() override {
     const std::int64_t a = monotonic_ns();
     double units = 0, raw_sum = 0;
+    bool restarted = false;
     for (std::size_t i = 0; i < fds_.size(); ++i) {
       std::uint64_t v = 0;
       int err = 0;
@@ -74,9 +80,16 @@ class MsrSource final : public SourceBase {
       }
       v &= 0xffffffffull;
       raw_sum += double(v);
-      units += unwrap_[i].update(v);
+      units += unwrap_[i].update(v, a);
+      if (unwrap_[i].last_was_restart()) restarted = true;
     }
     const std::int64_t t = midpoint_ns(a, monotonic_ns());
+    if (restarted) {
+      // The energy since the previous read is unknown: a gap, not a wrap.
+      set_error("MSR " + hex(reg_) + ": counter reset (a wrap would mean more than " +
+                std::to_string(int(kPlausibleMsrW)) + " W): a gap");
+      return std::nullopt;
+    }
     clear_error();
     tracker_.observe(raw_sum, t);
     return Sample{t, units * unit_j_};

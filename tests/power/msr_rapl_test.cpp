@@ -261,3 +261,23 @@ TEST(MsrRapl, SapphireRapidsTwoSockets) {
   EXPECT_DOUBLE_EQ(dram->read()->value, 1.0);
   EXPECT_DOUBLE_EQ(psys->read()->value, 3.0);
 }
+
+// A reset from high in the 32-bit range to 0: as a wrap it would be
+// 0.1 x 2^32 x 61 uJ = 26 kJ, far above 1 kW over any read interval.
+TEST(MsrRapl, ResetIsAGapNotAWrap) {
+  FixtureTree t;
+  cpuinfo(t, "GenuineIntel", 6, 142);
+  const std::string msr = "dev/cpu/0/msr";
+  t.write_msr(msr, msr::kIntelUnit, 0xA0E03);
+  t.write_msr(msr, msr::kIntelPackage, 0xE6666666ull);  // 0.9 x 2^32
+  Discovery d;
+  probe_msr_rapl(t.root(), d);
+  PowerSource* pkg = source(d, "rapl-msr:package-0");
+  ASSERT_TRUE(pkg);
+  ASSERT_TRUE(pkg->read());
+  t.write_msr(msr, msr::kIntelPackage, 0);
+  EXPECT_FALSE(pkg->read());
+  EXPECT_NE(pkg->last_error().find("counter reset"), std::string::npos) << pkg->last_error();
+  t.write_msr(msr, msr::kIntelPackage, 16384);
+  EXPECT_DOUBLE_EQ(pkg->read()->value, 1.0);
+}
