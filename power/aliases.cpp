@@ -31,6 +31,9 @@ std::optional<std::string> rapl_counter_key(const std::string& id, const std::st
     if (id.rfind(p, 0) != 0) return std::nullopt;
     return id.substr(p.size());
   };
+  // The sums over sockets that powercap and the MSR probe each build add up
+  // the same registers.
+  if ((id == "rapl-powercap:package" || id == "rapl-msr:package") && domain == "package") return "package/sum";
   if (auto r = rest_of("rapl-powercap:")) {
     // package-0, core-0, psys-0; not package-0-die-1 (no other interface has
     // per-die views) and not the sum "package".

@@ -10,9 +10,10 @@
 
 namespace flopwatt::power {
 
-// "package/0", "psys/0", "dram/1" for a RAPL view of a hardware counter;
-// nullopt for anything without a counterpart in another interface (sums,
-// per-die zones, AMD's one-core zone, batteries, hwmon).
+// "package/0", "psys/0", "dram/1" for a RAPL view of a hardware counter
+// ("package/sum" for the sums over sockets); nullopt for anything without a
+// counterpart in another interface (per-die zones, AMD's one-core zone, the
+// per-core PMU sum, batteries, hwmon other than zenergy sockets).
 std::optional<std::string> rapl_counter_key(const std::string& id, const std::string& domain);
 
 // Lower is preferred: powercap 0, perf 1, MSR 2; other ids 100.

@@ -12,6 +12,7 @@
 #include "power/clock.h"
 #include "power/counter_unwrap.h"
 #include "power/source_base.h"
+#include "power/summed_source.h"
 #include "power/sysfs.h"
 
 namespace flopwatt::power {
@@ -259,6 +260,12 @@ void probe_msr_rapl(const std::string& root, Discovery& d, std::shared_ptr<MsrAc
   else
     defs = {{"package", msr::kAmdPackage, false, false}, {"core", msr::kAmdCore, true, false}};
 
+  struct PackagePart {
+    std::string id;
+    int cpu;
+    double unit_j;
+  };
+  std::vector<PackagePart> pkg_parts;
   for (const auto& [pkg, first_cpu] : package_cpu) {
     int err = 0;
     const int ufd = open_msr(first_cpu, err);
@@ -331,7 +338,10 @@ void probe_msr_rapl(const std::string& root, Discovery& d, std::shared_ptr<MsrAc
       s.available = true;
       if (def.reg == msr::kIntelPP0 || def.reg == msr::kIntelPP1 || def.reg == msr::kAmdCore)
         pkg_children.push_back(s.id);
-      if (std::string(def.domain) == "package") pkg_status = d.status.size();
+      if (std::string(def.domain) == "package") {
+        pkg_status = d.status.size();
+        pkg_parts.push_back({s.id, first_cpu, dom_unit});
+      }
       d.sources.push_back(std::make_unique<MsrSource>(s.id, s.domain, access, fds, def.reg, dom_unit));
       d.status.push_back(std::move(s));
     }
@@ -342,6 +352,40 @@ void probe_msr_rapl(const std::string& root, Discovery& d, std::shared_ptr<MsrAc
     if (s.id.rfind("rapl-msr:package-", 0) == 0 && s.available) pkgs.push_back(s.id);
   for (auto& s : d.status)
     if (s.id.rfind("rapl-msr:psys-", 0) == 0 && s.available) s.contains = pkgs;
+
+  // Several sockets: their sum is the machine's package energy. Each part
+  // gets a descriptor of its own (the single-package sources keep theirs).
+  if (pkg_parts.size() >= 2) {
+    SourceStatus s;
+    s.id = "rapl-msr:package";
+    s.domain = "package";
+    s.kind = Kind::Counter;
+    s.update_interval_s = kRaplUpdateS;
+    s.note = "sum of";
+    std::vector<std::unique_ptr<PowerSource>> parts;
+    std::string problem;
+    for (const auto& p : pkg_parts) {
+      int err = 0;
+      const int fd = open_msr(p.cpu, err);
+      if (fd < 0) {
+        problem = open_reason(p.cpu, err);
+        break;
+      }
+      parts.push_back(std::make_unique<MsrSource>(p.id, "package", access, std::vector<int>{fd},
+                                                  intel ? msr::kIntelPackage : msr::kAmdPackage, p.unit_j));
+      s.sum_of.push_back(p.id);
+      s.contains.push_back(p.id);
+      s.note += " " + p.id;
+    }
+    if (problem.empty()) {
+      s.available = true;
+      d.sources.push_back(make_summed_source(s.id, s.domain, std::move(parts)));
+    } else {
+      s.reason = problem;
+      s.fix = kMsrFix;
+    }
+    d.status.push_back(std::move(s));
+  }
 }
 
 }  // namespace flopwatt::power

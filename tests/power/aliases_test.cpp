@@ -19,8 +19,9 @@ TEST(Aliases, KeysMatchTheSameRegisterAcrossInterfaces) {
   EXPECT_EQ(*rapl_counter_key("rapl-msr:psys-0", "psys"), "psys/0");
   EXPECT_EQ(*rapl_counter_key("rapl-powercap:dram-0", "dram"), "dram/0");
   EXPECT_EQ(*rapl_counter_key("rapl-perf:energy-ram", "dram"), "dram/0");
-  // No counterpart: sums, per-die zones, AMD's one core, the per-core PMU sum, batteries.
-  EXPECT_FALSE(rapl_counter_key("rapl-powercap:package", "package"));
+  EXPECT_EQ(*rapl_counter_key("rapl-powercap:package", "package"), "package/sum");
+  EXPECT_EQ(*rapl_counter_key("rapl-msr:package", "package"), "package/sum");
+  // No counterpart: per-die zones, AMD's one core, the per-core PMU sum, batteries.
   EXPECT_FALSE(rapl_counter_key("rapl-powercap:package-0-die-1", "package"));
   EXPECT_FALSE(rapl_counter_key("rapl-powercap:core-0", "one-core"));
   EXPECT_FALSE(rapl_counter_key("rapl-perf:energy-core", "core"));

@@ -260,6 +260,14 @@ TEST(MsrRapl, SapphireRapidsTwoSockets) {
   t.write_msr("dev/cpu/0/msr", msr::kIntelPlatform, 50 + 3);
   EXPECT_DOUBLE_EQ(dram->read()->value, 1.0);
   EXPECT_DOUBLE_EQ(psys->read()->value, 3.0);
+  // Two sockets: their sum.
+  PowerSource* sum = source(d, "rapl-msr:package");
+  ASSERT_TRUE(sum);
+  EXPECT_EQ(status(d, "rapl-msr:package")->sum_of, (std::vector<std::string>{"rapl-msr:package-0", "rapl-msr:package-1"}));
+  sum->read();
+  t.write_msr("dev/cpu/0/msr", msr::kIntelPackage, 1000 + 16384);
+  t.write_msr("dev/cpu/1/msr", msr::kIntelPackage, 1000 + 2 * 16384);
+  EXPECT_DOUBLE_EQ(sum->read()->value, 3.0);
 }
 
 // A reset from high in the 32-bit range to 0: as a wrap it would be
