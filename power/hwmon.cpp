@@ -1,5 +1,6 @@
 #include "power/hwmon.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -59,6 +60,7 @@ class HwmonSource final : public SourceBase {
     // so a decrease is a restart, never negative energy. Micro-joule steps;
     // a step above the bound is a restart too (a gap).
     const double total = unwrap_.update(std::uint64_t(std::llround(*v * 1e6)), t);
+    resets_.store(unwrap_.restarts(), std::memory_order_relaxed);
     if (unwrap_.last_was_restart()) {
       set_error(c_.path + ": counter went back or jumped (restart): a gap");
       return std::nullopt;
@@ -70,6 +72,10 @@ class HwmonSource final : public SourceBase {
  private:
   HwmonChannel c_;
   CounterUnwrap unwrap_{0, kMaxHwmonW * 1e6};
+  std::atomic<std::uint64_t> resets_{0};
+
+ public:
+  std::uint64_t resets() const override { return resets_.load(std::memory_order_relaxed); }
 };
 
 std::string chip_attr_dir(const std::string& hwmon_dir) {

@@ -1,5 +1,7 @@
 #include "power/msr_rapl.h"
 
+#include <atomic>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -85,6 +87,9 @@ class MsrSource final : public SourceBase {
       if (unwrap_[i].last_was_restart()) restarted = true;
     }
     const std::int64_t t = midpoint_ns(a, monotonic_ns());
+    std::uint64_t r = 0;
+    for (const auto& u : unwrap_) r += u.restarts();
+    resets_.store(r, std::memory_order_relaxed);
     if (restarted) {
       // The energy since the previous read is unknown: a gap, not a wrap.
       set_error("MSR " + hex(reg_) + ": counter reset (a wrap would mean more than " +
@@ -102,6 +107,10 @@ class MsrSource final : public SourceBase {
   std::uint32_t reg_;
   double unit_j_;
   std::vector<CounterUnwrap> unwrap_;
+  std::atomic<std::uint64_t> resets_{0};
+
+ public:
+  std::uint64_t resets() const override { return resets_.load(std::memory_order_relaxed); }
 };
 
 struct Cpu {

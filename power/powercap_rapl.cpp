@@ -1,6 +1,7 @@
 #include "power/powercap_rapl.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <map>
@@ -26,6 +27,8 @@ class PowercapSource final : public SourceBase {
       : SourceBase(std::move(id), std::move(domain), Kind::Counter, kRaplUpdateS),
         path_(std::move(energy_path)), unwrap_(modulus, max_w * 1e6), max_w_(max_w) {}
 
+  std::uint64_t resets() const override { return resets_.load(std::memory_order_relaxed); }
+
   std::optional<Sample> read() override {
     std::uint64_t raw = 0;
     int err = 0;
@@ -39,6 +42,7 @@ class PowercapSource final : public SourceBase {
     const std::int64_t t = midpoint_ns(a, b);
     tracker_.observe(double(raw), t);
     const double total = unwrap_.update(raw, t);
+    resets_.store(unwrap_.restarts(), std::memory_order_relaxed);
     if (unwrap_.last_was_restart()) {
       // The energy between the previous read and this one is unknown: no
       // sample, so the trace has a gap there instead of a phantom wrap.
@@ -55,6 +59,7 @@ class PowercapSource final : public SourceBase {
   std::string path_;
   CounterUnwrap unwrap_;
   double max_w_;
+  std::atomic<std::uint64_t> resets_{0};
 };
 
 // Powercap zones state their limits (Documentation/power/powercap/powercap.rst:

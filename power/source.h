@@ -49,6 +49,10 @@ class PowerSource {
   virtual bool interval_measured() const { return false; }
   // Why the last read failed or the source stopped ("energy_uj: EACCES"); empty when fine.
   virtual std::string last_error() const { return {}; }
+  // Counter resets seen so far (a step the hardware cannot have made): the
+  // energy between the read before and the read that saw it is lost, so a
+  // window overlapping that interval is low confidence. 0 for gauges.
+  virtual std::uint64_t resets() const { return 0; }
 };
 
 // What discovery found: every candidate, available or not, with why and the fix.

@@ -44,6 +44,11 @@ class SummedSource final : public PowerSource {
     set_error({});
     return Sample{t_first + (t_last - t_first) / 2, sum};
   }
+  std::uint64_t resets() const override {
+    std::uint64_t r = 0;
+    for (const auto& p : parts_) r += p->resets();
+    return r;
+  }
   std::string last_error() const override {
     std::lock_guard<std::mutex> g(mu_);
     return error_;
