@@ -1,11 +1,13 @@
 #include "power/battery.h"
 
+#include <cerrno>
 #include <cmath>
 #include <memory>
 
 #include "power/clock.h"
 #include "power/power_state.h"
 #include "power/source_base.h"
+#include "power/summed_source.h"
 #include "power/sysfs.h"
 
 namespace flopwatt::power {
@@ -15,6 +17,15 @@ namespace {
 // Firmware refreshes battery readings every 1-15 s; the source measures its own.
 constexpr double kPowerNominalS = 1.0;
 constexpr double kEnergyNominalS = 10.0;
+// No laptop battery delivers or takes a kilowatt (a 100 Wh pack at 10 C);
+// a reading above it is a driver's garbage (INT64_MAX uW has been seen from
+// buggy firmware), not power.
+constexpr double kMaxBatteryW = 1000;
+
+std::string implausible_text(double w) {
+  return "implausible " + std::to_string(w) + " W (> " + std::to_string(int(kMaxBatteryW)) +
+         " W for a laptop battery): not a reading";
+}
 
 // Instantaneous power: power_now (uW), else current_now (uA) x voltage_now (uV).
 // Drivers disagree on the sign; the magnitude is what the battery delivers
@@ -40,6 +51,10 @@ class BatteryPowerSource final : public SourceBase {
       w = std::fabs(double(i)) * std::fabs(double(v)) * 1e-12;
     }
     const std::int64_t t = midpoint_ns(a, monotonic_ns());
+    if (!(w <= kMaxBatteryW)) {
+      set_error((use_power_now_ ? power_ : current_ + " x " + voltage_) + ": " + implausible_text(w));
+      return std::nullopt;
+    }
     clear_error();
     tracker_.observe(w, t);
     return Sample{t, w};
@@ -134,6 +149,7 @@ void probe_battery(const std::string& root, Discovery& d) {
     d.status.push_back(std::move(s));
   };
   int found = 0;
+  std::vector<std::pair<std::string, std::pair<std::string, bool>>> gauges;  // name -> (dir, power_now)
   for (const auto& n : list_dir(base)) {
     const std::string dir = join_path(base, n);
     if (read_trimmed(join_path(dir, "type")).value_or("") != "Battery") continue;
@@ -153,8 +169,11 @@ void probe_battery(const std::string& root, Discovery& d) {
     std::string status_note = std::string("status ") + to_string(st);
     if (st == BatteryStatus::Charging)
       status_note += ": while charging the value is the power going into the battery, not the machine's draw";
-    else if (st != BatteryStatus::Discharging)
-      status_note += ": on mains the battery carries little or no current, so this is not the machine's draw";
+    else if (st == BatteryStatus::Full || st == BatteryStatus::NotCharging)
+      status_note += ": an idle battery carries little or no current, so this is not the machine's draw";
+    else if (st == BatteryStatus::Unknown)
+      status_note += ": neither charging nor discharging by its own account, so this is not the machine's draw";
+    status_note += " (the headline takes a battery only while it discharges)";
 
     SourceStatus g;
     g.id = "battery:" + n;
@@ -162,14 +181,27 @@ void probe_battery(const std::string& root, Discovery& d) {
     g.kind = Kind::Gauge;
     g.update_interval_s = kPowerNominalS;
     int e1 = 0, e2 = 0, e3 = 0;
-    const bool has_power = readable_int(join_path(dir, "power_now"), &e1);
-    const bool has_cv = readable_int(join_path(dir, "current_now"), &e2) && readable_int(join_path(dir, "voltage_now"), &e3);
-    if (has_power || has_cv) {
+    const auto pw = read_int(join_path(dir, "power_now"), &e1);
+    const auto cur = read_int(join_path(dir, "current_now"), &e2);
+    const auto volt = read_int(join_path(dir, "voltage_now"), &e3);
+    const bool power_ok = pw && std::fabs(double(*pw)) * 1e-6 <= kMaxBatteryW;
+    const bool cv_ok = cur && volt && std::fabs(double(*cur)) * std::fabs(double(*volt)) * 1e-12 <= kMaxBatteryW;
+    const bool has_power = power_ok;
+    const bool has_cv = cv_ok;
+    if (!has_power && !has_cv && (pw || (cur && volt))) {
+      g.reason = "battery " + n + ": " +
+                 (pw ? "power_now " + implausible_text(std::fabs(double(*pw)) * 1e-6)
+                     : "current_now x voltage_now " +
+                           implausible_text(std::fabs(double(*cur)) * std::fabs(double(*volt)) * 1e-12));
+      g.fix = "none: a firmware or driver fault; use battery-energy:" + n + ", RAPL or an external meter";
+    } else if (has_power || has_cv) {
       g.available = true;
       g.note = std::string(has_power ? "power_now" : "current_now x voltage_now") + "; " + status_note;
       d.sources.push_back(std::make_unique<BatteryPowerSource>(g.id, dir, has_power));
+      gauges.push_back({n, {dir, has_power}});
     } else {
-      g.reason = "battery " + n + " reports neither power_now nor current_now and voltage_now";
+      g.reason = "battery " + n + " reports neither power_now nor current_now and voltage_now" +
+                 std::string(e1 == EINVAL || e2 == EINVAL || e3 == EINVAL ? " as numbers" : "");
       g.fix = "none: use battery-energy:" + n + " (energy_now differences) if listed";
     }
     d.status.push_back(g);
@@ -195,6 +227,29 @@ void probe_battery(const std::string& root, Discovery& d) {
       // Both measure the same battery: never add them.
       d.status[d.status.size() - 2].note += "; same battery as battery-energy:" + n;
     }
+  }
+  if (gauges.size() >= 2) {
+    // The machine draws from all its batteries at once (or one after the
+    // other); only their sum is its draw. Each part is read by a reader of
+    // its own, so the single-battery sources stay as they are.
+    SourceStatus s;
+    s.id = "battery:sum";
+    s.domain = "battery";
+    s.kind = Kind::Gauge;
+    s.update_interval_s = kPowerNominalS;
+    s.available = true;
+    std::vector<std::unique_ptr<PowerSource>> parts;
+    for (const auto& [n, dp] : gauges) {
+      s.sum_of.push_back("battery:" + n);
+      s.contains.push_back("battery:" + n);
+      parts.push_back(std::make_unique<BatteryPowerSource>("battery:" + n, dp.first, dp.second));
+    }
+    s.note = "sum of";
+    for (const auto& id : s.sum_of) s.note += " " + id;
+    s.note += "; each battery's magnitude, so it is the machine's draw only while none charges"
+              " (the headline rule checks every part's status)";
+    d.sources.push_back(make_summed_source(s.id, s.domain, std::move(parts)));
+    d.status.push_back(std::move(s));
   }
   if (!found)
     none(is_directory(base) ? "no battery in " + base + " (a desktop, a server or a virtual machine)"

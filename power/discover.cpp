@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <exception>
 
+#include "power/aliases.h"
 #include "power/battery.h"
 #include "power/external_log.h"
 #include "power/hwmon.h"
@@ -67,6 +68,8 @@ Discovery discover(const DiscoverOptions& opts) {
         if (s.id == src->id()) s.note += std::string(s.note.empty() ? "" : "; ") + "not selected";
     }
   }
+  // Among what was selected, so --power rapl-msr still gets the MSR view.
+  apply_aliases(out);
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "power/hwmon.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -21,6 +22,10 @@ namespace {
 
 constexpr double kPowerNominalS = 0.1;    // SMU/firmware power readings refresh in the 1-100 ms range
 constexpr double kEnergyNominalS = 0.001; // amd_energy accumulates per millisecond
+// No client or single-socket part draws 10 kW; a power reading above it (a
+// driver returning INT64_MAX uW) is garbage, and so is an energy step
+// implying it.
+constexpr double kMaxHwmonW = 10000;
 
 class HwmonSource final : public SourceBase {
  public:
@@ -38,17 +43,39 @@ class HwmonSource final : public SourceBase {
       set_error((c_.chip_handle ? "libsensors " + c_.chip + "/" + c_.label : c_.path) + ": " + errno_text(err));
       return std::nullopt;
     }
-    clear_error();
+    if (kind() == Kind::Gauge && !(std::fabs(*v) <= kMaxHwmonW)) {
+      set_error(c_.path + ": implausible " + std::to_string(*v) + " W (> 10 kW): not a reading");
+      return std::nullopt;
+    }
+    if (kind() == Kind::Counter && !(*v >= 0 && *v < 9.0e12)) {  // uJ as int64 and back
+      set_error(c_.path + ": energy " + std::to_string(*v) + " J out of range: not a reading");
+      return std::nullopt;
+    }
     tracker_.observe(*v, t);
-    if (kind() == Kind::Gauge) return Sample{t, *v};
+    if (kind() == Kind::Gauge) {
+      clear_error();
+      return Sample{t, *v};
+    }
     // energy*_input is a driver-side accumulator; its width is not published,
-    // so a decrease is a restart, never negative energy. Micro-joule steps.
-    return Sample{t, unwrap_.update(std::uint64_t(std::llround(*v * 1e6))) * 1e-6};
+    // so a decrease is a restart, never negative energy. Micro-joule steps;
+    // a step above the bound is a restart too (a gap).
+    const double total = unwrap_.update(std::uint64_t(std::llround(*v * 1e6)), t);
+    resets_.store(unwrap_.restarts(), std::memory_order_relaxed);
+    if (unwrap_.last_was_restart()) {
+      set_error(c_.path + ": counter went back or jumped (restart): a gap");
+      return std::nullopt;
+    }
+    clear_error();
+    return Sample{t, total * 1e-6};
   }
 
  private:
   HwmonChannel c_;
-  CounterUnwrap unwrap_{0};
+  CounterUnwrap unwrap_{0, kMaxHwmonW * 1e6};
+  std::atomic<std::uint64_t> resets_{0};
+
+ public:
+  std::uint64_t resets() const override { return resets_.load(std::memory_order_relaxed); }
 };
 
 std::string chip_attr_dir(const std::string& hwmon_dir) {
@@ -118,14 +145,23 @@ std::optional<double> read_hwmon_channel(const HwmonChannel& c, int* err) {
 std::string hwmon_domain(const HwmonChannel& c) {
   const std::string chip = c.chip.substr(0, c.chip.find('-'));
   if (chip == "amdgpu") {
-    // gpu_metrics format revision 2 is the APU table: there PPT is the whole package.
+    // The gpu_metrics blob starts with metrics_table_header (structure_size
+    // u16, format_revision u8, content_revision u8; drivers/gpu/drm/amd/
+    // include/kgd_pp_interface.h). Format 1 is a discrete GPU's table; 2 is
+    // the APU table and 3 the newer APU one (gpu_metrics_v3_0, Strix Point
+    // and Krackan Point): on an APU, PPT is the whole package.
     if (!c.hwmon_dir.empty()) {
       auto t = read_text(join_path(join_path(c.hwmon_dir, "device"), "gpu_metrics"));
-      if (t.ok && t.text.size() >= 4 && static_cast<unsigned char>(t.text[2]) == 2) return "package";
+      if (t.ok && t.text.size() >= 4) {
+        const int format = static_cast<unsigned char>(t.text[2]);
+        if (format == 2 || format == 3) return "package";
+      }
     }
     return "gpu";
   }
-  if (chip == "amd_energy") return c.label.rfind("Esocket", 0) == 0 ? "package" : "core";
+  // amd_energy (removed from the upstream kernel) and its out-of-tree
+  // successor zenergy: Esocket<N> is a socket's energy, Ecore<NNN> one core's.
+  if (chip == "amd_energy" || chip == "zenergy") return c.label.rfind("Esocket", 0) == 0 ? "package" : "one-core";
   if (chip == "zenpower") return c.label.find("Core") != std::string::npos ? "core" : "uncore";
   return "device";
 }
@@ -160,7 +196,10 @@ void probe_hwmon(const std::string& root, Discovery& d) {
                                 : (c.type == HwmonChannel::Type::Energy ? kEnergyNominalS : kPowerNominalS);
     s.update_interval_s = nominal;
     s.note = "read through " + how;
-    if (s.domain == "gpu") s.note += "; a discrete GPU's power, not the CPU package";
+    if (s.domain == "gpu") s.note += "; a discrete GPU's power (gpu_metrics format 1 or none), not the CPU package";
+    if (s.domain == "package" && c.chip.rfind("amdgpu", 0) == 0)
+      s.note += "; APU (gpu_metrics format 2 or 3): PPT is the whole package's power";
+    if (s.domain == "one-core") s.note += "; one core's energy, not all cores'";
     int err = 0;
     if (!read_hwmon_channel(c, &err)) {
       s.reason = "cannot read " + (c.path.empty() ? s.id : c.path) + ": " + errno_text(err);
@@ -188,8 +227,9 @@ void probe_hwmon(const std::string& root, Discovery& d) {
       for (const auto& c : chips) list += (list.empty() ? "" : ", ") + c;
       s.reason = "no hwmon power or energy channels (chips: " + list + ")";
     }
-    s.fix = "AMD APU: the amdgpu driver reports PPT (package power); AMD EPYC/Ryzen: sudo modprobe amd_energy; "
-            "inside a virtual machine there are no such sensors";
+    s.fix = "AMD APU: the amdgpu driver reports PPT (package power); AMD Ryzen/EPYC: use RAPL through powercap "
+            "(sudo modprobe intel_rapl_msr) or perf; per-core hwmon energy needs the out-of-tree zenergy driver "
+            "(amd_energy is no longer in the kernel); inside a virtual machine there are no such sensors";
     d.status.push_back(std::move(s));
   }
 }

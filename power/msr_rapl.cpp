@@ -1,5 +1,7 @@
 #include "power/msr_rapl.h"
 
+#include <atomic>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 #include "power/clock.h"
 #include "power/counter_unwrap.h"
 #include "power/source_base.h"
+#include "power/summed_source.h"
 #include "power/sysfs.h"
 
 namespace flopwatt::power {
@@ -52,12 +55,17 @@ class FileMsrAccess final : public MsrAccess {
   std::string root_;
 };
 
+// No bound from the registers we read (the power limit MSRs are not read
+// here), so the plausible bound: 1 kW per domain, above any package.
+constexpr double kPlausibleMsrW = 1000;
+
 class MsrSource final : public SourceBase {
  public:
   MsrSource(std::string id, std::string domain, std::shared_ptr<MsrAccess> access, std::vector<int> fds,
             std::uint32_t reg, double unit_j)
       : SourceBase(std::move(id), std::move(domain), Kind::Counter, kRaplUpdateS), access_(std::move(access)),
-        fds_(std::move(fds)), reg_(reg), unit_j_(unit_j), unwrap_(fds_.size(), CounterUnwrap(kModulus32)) {}
+        fds_(std::move(fds)), reg_(reg), unit_j_(unit_j),
+        unwrap_(fds_.size(), CounterUnwrap(kModulus32, kPlausibleMsrW / unit_j)) {}
   ~MsrSource() override {
     for (int fd : fds_) access_->close(fd);
   }
@@ -65,6 +73,7 @@ class MsrSource final : public SourceBase {
   std::optional<Sample> read() override {
     const std::int64_t a = monotonic_ns();
     double units = 0, raw_sum = 0;
+    bool restarted = false;
     for (std::size_t i = 0; i < fds_.size(); ++i) {
       std::uint64_t v = 0;
       int err = 0;
@@ -74,9 +83,19 @@ class MsrSource final : public SourceBase {
       }
       v &= 0xffffffffull;
       raw_sum += double(v);
-      units += unwrap_[i].update(v);
+      units += unwrap_[i].update(v, a);
+      if (unwrap_[i].last_was_restart()) restarted = true;
     }
     const std::int64_t t = midpoint_ns(a, monotonic_ns());
+    std::uint64_t r = 0;
+    for (const auto& u : unwrap_) r += u.restarts();
+    resets_.store(r, std::memory_order_relaxed);
+    if (restarted) {
+      // The energy since the previous read is unknown: a gap, not a wrap.
+      set_error("MSR " + hex(reg_) + ": counter reset (a wrap would mean more than " +
+                std::to_string(int(kPlausibleMsrW)) + " W): a gap");
+      return std::nullopt;
+    }
     clear_error();
     tracker_.observe(raw_sum, t);
     return Sample{t, units * unit_j_};
@@ -88,6 +107,10 @@ class MsrSource final : public SourceBase {
   std::uint32_t reg_;
   double unit_j_;
   std::vector<CounterUnwrap> unwrap_;
+  std::atomic<std::uint64_t> resets_{0};
+
+ public:
+  std::uint64_t resets() const override { return resets_.load(std::memory_order_relaxed); }
 };
 
 struct Cpu {
@@ -136,11 +159,39 @@ double rapl_energy_unit_j(std::uint64_t unit_register) {
 
 bool intel_dram_fixed_unit(int family, int model) {
   if (family != 6) return false;
-  // Haswell-X, Broadwell-X/-DE, Skylake-X and its refreshes, Xeon Phi, Ice Lake-X/-D,
-  // Sapphire and Emerald Rapids (the kernel's RAPL driver keeps the same list).
-  for (int m : {63, 79, 86, 85, 87, 133, 106, 108, 143, 207})
+  // The kernel's hsw_server defaults (drivers/powercap/intel_rapl_common.c,
+  // rapl_ids) and perf's RAPL_UNIT_QUIRK_INTEL_HSW models (arch/x86/events/
+  // rapl.c): Haswell-X 63, Broadwell-X 79, Broadwell-D 86 (perf only; the
+  // powercap driver uses the unit register there), Skylake-X 85, Xeon Phi
+  // 87/133, Ice Lake-X/-D 106/108. Sapphire (143) and Emerald (207) Rapids
+  // are not in it: both drivers dropped their fixed DRAM unit, so DRAM uses
+  // the unit register there.
+  for (int m : {63, 79, 86, 85, 87, 133, 106, 108})
     if (model == m) return true;
   return false;
+}
+
+namespace {
+// Silvermont and Airmont Atoms (rapl_defaults_byt/_cht/_tng/_ann, whose
+// check_unit is rapl_check_unit_atom): the energy status unit is a power of
+// two in microjoules, not a negative power of two in joules.
+bool intel_atom_unit_rule(int family, int model) {
+  if (family != 6) return false;
+  for (int m : {55, 74, 76, 90})  // ATOM_SILVERMONT, _SILVERMONT_MID, ATOM_AIRMONT, _AIRMONT_MID
+    if (model == m) return true;
+  return false;
+}
+// rapl_defaults_spr_server (psys_domain_energy_unit one joule) and perf's
+// RAPL_UNIT_QUIRK_INTEL_SPR (psys hw unit 2^0): Sapphire and Emerald Rapids.
+bool intel_psys_joule_unit(int family, int model) { return family == 6 && (model == 143 || model == 207); }
+}  // namespace
+
+double intel_domain_unit_j(int family, int model, const std::string& domain, std::uint64_t unit_register) {
+  const int esu = int((unit_register >> 8) & 0x1f);
+  if (intel_atom_unit_rule(family, model)) return std::ldexp(1.0, esu) * 1e-6;
+  if (domain == "dram" && intel_dram_fixed_unit(family, model)) return std::ldexp(1.0, -16);
+  if (domain == "psys" && intel_psys_joule_unit(family, model)) return 1.0;
+  return rapl_energy_unit_j(unit_register);
 }
 
 std::shared_ptr<MsrAccess> file_msr_access(const std::string& root) { return std::make_shared<FileMsrAccess>(root); }
@@ -218,6 +269,12 @@ void probe_msr_rapl(const std::string& root, Discovery& d, std::shared_ptr<MsrAc
   else
     defs = {{"package", msr::kAmdPackage, false, false}, {"core", msr::kAmdCore, true, false}};
 
+  struct PackagePart {
+    std::string id;
+    int cpu;
+    double unit_j;
+  };
+  std::vector<PackagePart> pkg_parts;
   for (const auto& [pkg, first_cpu] : package_cpu) {
     int err = 0;
     const int ufd = open_msr(first_cpu, err);
@@ -235,7 +292,7 @@ void probe_msr_rapl(const std::string& root, Discovery& d, std::shared_ptr<MsrAc
       continue;
     }
     access->close(ufd);
-    const double unit_j = rapl_energy_unit_j(unit);
+    const double unit_j = rapl_energy_unit_j(unit);  // AMD: the unit register, no per-model rule
     std::vector<std::string> pkg_children;
     std::size_t pkg_status = SIZE_MAX;
     for (const auto& def : defs) {
@@ -245,9 +302,7 @@ void probe_msr_rapl(const std::string& root, Discovery& d, std::shared_ptr<MsrAc
       s.domain = def.domain;
       s.kind = Kind::Counter;
       s.update_interval_s = kRaplUpdateS;
-      double dom_unit = unit_j;
-      if (intel && def.reg == msr::kIntelDram && intel_dram_fixed_unit(cpu.family, cpu.model))
-        dom_unit = std::ldexp(1.0, -16);
+      const double dom_unit = intel ? intel_domain_unit_j(cpu.family, cpu.model, def.domain, unit) : unit_j;
       std::vector<int> cpu_list;
       if (def.per_core) {
         for (const auto& [key, c] : core_cpu)
@@ -292,7 +347,10 @@ void probe_msr_rapl(const std::string& root, Discovery& d, std::shared_ptr<MsrAc
       s.available = true;
       if (def.reg == msr::kIntelPP0 || def.reg == msr::kIntelPP1 || def.reg == msr::kAmdCore)
         pkg_children.push_back(s.id);
-      if (std::string(def.domain) == "package") pkg_status = d.status.size();
+      if (std::string(def.domain) == "package") {
+        pkg_status = d.status.size();
+        pkg_parts.push_back({s.id, first_cpu, dom_unit});
+      }
       d.sources.push_back(std::make_unique<MsrSource>(s.id, s.domain, access, fds, def.reg, dom_unit));
       d.status.push_back(std::move(s));
     }
@@ -303,6 +361,40 @@ void probe_msr_rapl(const std::string& root, Discovery& d, std::shared_ptr<MsrAc
     if (s.id.rfind("rapl-msr:package-", 0) == 0 && s.available) pkgs.push_back(s.id);
   for (auto& s : d.status)
     if (s.id.rfind("rapl-msr:psys-", 0) == 0 && s.available) s.contains = pkgs;
+
+  // Several sockets: their sum is the machine's package energy. Each part
+  // gets a descriptor of its own (the single-package sources keep theirs).
+  if (pkg_parts.size() >= 2) {
+    SourceStatus s;
+    s.id = "rapl-msr:package";
+    s.domain = "package";
+    s.kind = Kind::Counter;
+    s.update_interval_s = kRaplUpdateS;
+    s.note = "sum of";
+    std::vector<std::unique_ptr<PowerSource>> parts;
+    std::string problem;
+    for (const auto& p : pkg_parts) {
+      int err = 0;
+      const int fd = open_msr(p.cpu, err);
+      if (fd < 0) {
+        problem = open_reason(p.cpu, err);
+        break;
+      }
+      parts.push_back(std::make_unique<MsrSource>(p.id, "package", access, std::vector<int>{fd},
+                                                  intel ? msr::kIntelPackage : msr::kAmdPackage, p.unit_j));
+      s.sum_of.push_back(p.id);
+      s.contains.push_back(p.id);
+      s.note += " " + p.id;
+    }
+    if (problem.empty()) {
+      s.available = true;
+      d.sources.push_back(make_summed_source(s.id, s.domain, std::move(parts)));
+    } else {
+      s.reason = problem;
+      s.fix = kMsrFix;
+    }
+    d.status.push_back(std::move(s));
+  }
 }
 
 }  // namespace flopwatt::power

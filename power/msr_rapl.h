@@ -35,6 +35,12 @@ CpuId read_cpu_id(const std::string& root);
 double rapl_energy_unit_j(std::uint64_t unit_register);
 // Intel server parts whose DRAM domain counts in fixed 15.3 uJ units regardless of the unit register.
 bool intel_dram_fixed_unit(int family, int model);
+// Joules per count of one Intel RAPL domain ("package", "core", "uncore",
+// "dram", "psys") on one model, as the kernel converts it: the unit register
+// except where drivers/powercap/intel_rapl_common.c and
+// arch/x86/events/rapl.c fix it per model (server DRAM 2^-16 J, Sapphire and
+// Emerald Rapids psys 1 J, Silvermont/Airmont Atoms 2^ESU uJ).
+double intel_domain_unit_j(int family, int model, const std::string& domain, std::uint64_t unit_register);
 
 // The device beneath: /dev/cpu/N/msr read with pread at offset = register.
 // Swappable because a regular file cannot hold adjacent registers (AMD's

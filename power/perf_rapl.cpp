@@ -14,6 +14,7 @@
 #include "power/clock.h"
 #include "power/pfm_events.h"
 #include "power/source_base.h"
+#include "power/summed_source.h"
 #include "power/sysfs.h"
 
 namespace flopwatt::power {
@@ -21,7 +22,7 @@ namespace flopwatt::power {
 namespace {
 
 constexpr double kRaplUpdateS = 0.001;
-constexpr const char* kPmuDir = "/sys/bus/event_source/devices/power";
+constexpr const char* kPmuBase = "/sys/bus/event_source/devices/";
 
 class SystemPerfAccess final : public PerfAccess {
  public:
@@ -152,18 +153,21 @@ std::optional<std::uint64_t> encode_perf_config(const std::string& spec,
 std::string perf_event_domain(const std::string& e) {
   if (e == "energy-pkg") return "package";
   if (e == "energy-cores") return "core";
+  if (e == "energy-core") return "core";  // power_core PMU: one per core, summed
   if (e == "energy-gpu") return "uncore";
   if (e == "energy-ram") return "dram";
   if (e == "energy-psys") return "psys";
   return e.rfind("energy-", 0) == 0 ? e.substr(7) : e;
 }
 
-PerfPmuDesc read_perf_pmu(const std::string& root) {
+PerfPmuDesc read_perf_pmu(const std::string& root, const std::string& pmu) {
   PerfPmuDesc p;
-  const std::string dir = under_root(root, kPmuDir);
+  const std::string dir = under_root(root, kPmuBase + pmu);
   if (!is_directory(dir)) {
-    p.problem = "no perf power PMU (" + dir + " missing: RAPL not supported by this CPU or kernel, or a "
-                "virtual machine)";
+    p.problem = pmu == "power" ? "no perf power PMU (" + dir + " missing: RAPL not supported by this CPU or kernel, or a "
+                                 "virtual machine)"
+                               : "no perf " + pmu + " PMU (" + dir + " missing: AMD's per-core energy PMU needs "
+                                 "Linux 6.13 or later and a Zen CPU)";
     return p;
   }
   p.present = true;
@@ -215,8 +219,75 @@ std::string perf_open_fix(int err) {
   return "check that the kernel's RAPL perf driver supports this CPU (dmesg | grep -i rapl)";
 }
 
+namespace {
+
+// Stands in for the syscall under a fixture root: every open fails with
+// ENODEV, which perf_rapl_reason words as the fixture case.
+class NoPerfAccess final : public PerfAccess {
+ public:
+  int open(int, std::uint64_t, int) override { return -ENODEV; }
+  bool read(int, std::uint64_t&) override { return false; }
+  void close(int) override {}
+};
+
+bool real_root(const std::string& root) { return root.empty() || root == "/"; }
+
+// AMD's power_core PMU (arch/x86/events/rapl.c, rapl_pmus_core: scope one
+// core, event energy-core on MSR_AMD_CORE_ENERGY_STATUS): one event per core,
+// the cores' sum is the "all cores" domain the package zone's core child is not.
+void probe_perf_core_pmu(const std::string& root, Discovery& d, const std::shared_ptr<PerfAccess>& access,
+                         bool fixture) {
+  PerfPmuDesc pmu = read_perf_pmu(root, "power_core");
+  if (!pmu.present) return;  // not an AMD Zen with Linux 6.13+: nothing to list
+  for (const auto& e : pmu.events) {
+    SourceStatus s;
+    s.id = "rapl-perf:" + e.name;
+    s.domain = perf_event_domain(e.name);
+    s.kind = Kind::Counter;
+    s.update_interval_s = kRaplUpdateS;
+    char scale[32];
+    std::snprintf(scale, sizeof scale, "%.6g", e.scale);
+    s.note = "power_core PMU, event " + e.spec + ", scale " + scale + " J/count; sum over " +
+             std::to_string(pmu.cpus.size()) + " core(s), one CPU each (cpumask)";
+    if (!e.problem.empty()) {
+      s.reason = "cannot encode power_core/" + e.name + "/: " + e.problem;
+      s.fix = "report the PMU's sysfs files with a bug report";
+      d.status.push_back(std::move(s));
+      continue;
+    }
+    std::vector<std::unique_ptr<PowerSource>> parts;
+    std::string problem, fix;
+    for (int cpu : pmu.cpus) {
+      const int fd = access->open(pmu.type, e.config, cpu);
+      if (fd < 0) {
+        problem = fixture && -fd == ENODEV
+                      ? "perf events cannot be opened under --sysfs-root (perf_event_open is a system call; the "
+                        "fixture only describes the PMU)"
+                      : perf_open_reason(-fd, root, e.name) + " (cpu " + std::to_string(cpu) + ")";
+        fix = fixture ? "none needed for a fixture; on the real machine run without --sysfs-root" : perf_open_fix(-fd);
+        break;
+      }
+      parts.push_back(std::make_unique<PerfSource>(s.id + "@cpu" + std::to_string(cpu), s.domain, access, fd,
+                                                   e.scale));
+    }
+    if (!problem.empty() || parts.empty()) {
+      s.reason = problem.empty() ? "the power_core PMU lists no CPUs" : problem;
+      s.fix = fix;
+      d.status.push_back(std::move(s));
+      continue;
+    }
+    s.available = true;
+    d.sources.push_back(make_summed_source(s.id, s.domain, std::move(parts)));
+    d.status.push_back(std::move(s));
+  }
+}
+
+}  // namespace
+
 void probe_perf_rapl(const std::string& root, Discovery& d, std::shared_ptr<PerfAccess> access) {
-  if (!access) access = system_perf_access();
+  const bool fixture = !access && !real_root(root);
+  if (!access) access = fixture ? std::shared_ptr<PerfAccess>(std::make_shared<NoPerfAccess>()) : system_perf_access();
+  probe_perf_core_pmu(root, d, access, fixture);
   PerfPmuDesc pmu = read_perf_pmu(root);
   if (!pmu.present || pmu.events.empty() || pmu.type < 0) {
     SourceStatus s;
@@ -266,6 +337,13 @@ void probe_perf_rapl(const std::string& root, Discovery& d, std::shared_ptr<Perf
       std::snprintf(scale, sizeof scale, "%.6g", e.scale);
       s.note = "event from " + how + "; scale " + scale + " J/count; cpu " + std::to_string(pmu.cpus[ci]);
       const int fd = access->open(type, config, pmu.cpus[ci]);
+      if (fd < 0 && fixture && -fd == ENODEV) {
+        s.reason = "perf events cannot be opened under --sysfs-root (perf_event_open is a system call; the "
+                   "fixture only describes the PMU)";
+        s.fix = "none needed for a fixture; on the real machine run without --sysfs-root";
+        d.status.push_back(std::move(s));
+        continue;
+      }
       if (fd < 0) {
         s.reason = perf_open_reason(-fd, root, e.name);
         s.fix = perf_open_fix(-fd);

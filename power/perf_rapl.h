@@ -31,8 +31,9 @@ struct PerfPmuDesc {
   std::string problem;      // why the PMU description is unusable
 };
 
-// Parses <root>/sys/bus/event_source/devices/power.
-PerfPmuDesc read_perf_pmu(const std::string& root);
+// Parses <root>/sys/bus/event_source/devices/<pmu> ("power", or AMD's
+// per-core "power_core" whose cpumask lists one CPU per core).
+PerfPmuDesc read_perf_pmu(const std::string& root, const std::string& pmu = "power");
 // "event=0x02,umask=0x1" with the PMU's format files ({"event": "config:0-7"}) -> config.
 std::optional<std::uint64_t> encode_perf_config(const std::string& spec,
                                                 const std::map<std::string, std::string>& formats,
@@ -56,6 +57,9 @@ std::shared_ptr<PerfAccess> system_perf_access();
 std::string perf_open_reason(int err, const std::string& root, const std::string& event);
 std::string perf_open_fix(int err);
 
+// Without an access layer, a root other than "/" gets none: perf_event_open is
+// a syscall, so the fixture's PMU type means nothing to the running kernel,
+// and its events are listed as unavailable for that reason.
 void probe_perf_rapl(const std::string& root, Discovery& d, std::shared_ptr<PerfAccess> access = nullptr);
 
 }  // namespace flopwatt::power

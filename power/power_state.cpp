@@ -81,12 +81,23 @@ std::optional<PowerState> read_power_state(const std::string& root) {
   if (any_adapter) {
     ps.ac_online = any_online;
   } else {
-    // No adapter entry: a discharging battery means no mains; charging or full means mains.
+    // No adapter entry (some USB-C and embedded chargers register none). A
+    // charging battery needs a charger: mains. Otherwise a discharging battery
+    // means no mains, even next to an idle one (a second battery waits its
+    // turn reporting "Full" or "Not charging"). With no battery discharging,
+    // "Full" and "Not charging" mean a charger is attached
+    // (Documentation/ABI/testing/sysfs-class-power, status; the ACPI battery
+    // driver reports "Not charging" when the adapter is on but charging is held
+    // back, e.g. by a charge threshold).
+    bool charging = false, discharging = false, idle = false;
     for (const auto& b : ps.batteries) {
-      if (b.status == BatteryStatus::Discharging) ps.ac_online = false;
-      if ((b.status == BatteryStatus::Charging || b.status == BatteryStatus::Full) && !ps.ac_online)
-        ps.ac_online = true;
+      charging = charging || b.status == BatteryStatus::Charging;
+      discharging = discharging || b.status == BatteryStatus::Discharging;
+      idle = idle || b.status == BatteryStatus::Full || b.status == BatteryStatus::NotCharging;
     }
+    if (charging) ps.ac_online = true;
+    else if (discharging) ps.ac_online = false;
+    else if (idle) ps.ac_online = true;
     ps.ac_inferred = ps.ac_online.has_value();
   }
   if (!ps.batteries.empty()) {

@@ -1,13 +1,17 @@
 #include "power/powercap_rapl.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <map>
 #include <memory>
 
 #include "power/clock.h"
+#include "power/msr_rapl.h"
 #include "power/counter_unwrap.h"
 #include "power/source_base.h"
+#include "power/summed_source.h"
 #include "power/sysfs.h"
 
 namespace flopwatt::power {
@@ -18,9 +22,12 @@ constexpr double kRaplUpdateS = 0.001;  // RAPL counters update about every 1 ms
 
 class PowercapSource final : public SourceBase {
  public:
-  PowercapSource(std::string id, std::string domain, std::string energy_path, std::uint64_t modulus)
+  PowercapSource(std::string id, std::string domain, std::string energy_path, std::uint64_t modulus,
+                 double max_w)
       : SourceBase(std::move(id), std::move(domain), Kind::Counter, kRaplUpdateS),
-        path_(std::move(energy_path)), unwrap_(modulus) {}
+        path_(std::move(energy_path)), unwrap_(modulus, max_w * 1e6), max_w_(max_w) {}
+
+  std::uint64_t resets() const override { return resets_.load(std::memory_order_relaxed); }
 
   std::optional<Sample> read() override {
     std::uint64_t raw = 0;
@@ -32,16 +39,52 @@ class PowercapSource final : public SourceBase {
       set_error(path_ + ": " + errno_text(err));
       return std::nullopt;
     }
-    clear_error();
     const std::int64_t t = midpoint_ns(a, b);
     tracker_.observe(double(raw), t);
-    return Sample{t, unwrap_.update(raw) * 1e-6};
+    const double total = unwrap_.update(raw, t);
+    resets_.store(unwrap_.restarts(), std::memory_order_relaxed);
+    if (unwrap_.last_was_restart()) {
+      // The energy between the previous read and this one is unknown: no
+      // sample, so the trace has a gap there instead of a phantom wrap.
+      set_error(path_ + ": counter reset (a wrap would mean " +
+                std::to_string(std::llround(unwrap_.last_rejected_rate() * 1e-6)) + " W, above " +
+                std::to_string(std::llround(max_w_)) + " W): a gap");
+      return std::nullopt;
+    }
+    clear_error();
+    return Sample{t, total * 1e-6};
   }
 
  private:
   std::string path_;
   CounterUnwrap unwrap_;
+  double max_w_;
+  std::atomic<std::uint64_t> resets_{0};
 };
+
+// Powercap zones state their limits (Documentation/power/powercap/powercap.rst:
+// constraint_X_power_limit_uw, optional constraint_X_max_power_uw). Bursts
+// above the long-term limit are allowed, so the bound is twice the largest of
+// them; without any, 1 kW, more than any single client or server package draws.
+constexpr double kPlausibleZoneW = 1000;
+
+double zone_power_bound_w(const std::string& zone_dir, std::string& note) {
+  double largest_uw = 0;
+  for (int c = 0; c < 8; ++c) {
+    for (const char* f : {"_power_limit_uw", "_max_power_uw"}) {
+      auto v = read_int(join_path(zone_dir, "constraint_" + std::to_string(c) + f));
+      if (v && *v > 0 && double(*v) > largest_uw) largest_uw = double(*v);
+    }
+  }
+  if (largest_uw > 0) {
+    const double w = 2 * largest_uw * 1e-6;
+    note += "; a step above " + std::to_string(std::llround(w)) +
+            " W (2 x the zone's largest power limit) is a counter reset, a gap";
+    return w;
+  }
+  note += "; no power limit: a step above 1000 W is a counter reset, a gap";
+  return kPlausibleZoneW;
+}
 
 struct Zone {
   std::string dir_name;  // intel-rapl:0:1
@@ -149,9 +192,21 @@ void probe_powercap(const std::string& root, Discovery& d) {
     z.id_suffix = ends_with_index(z.name) ? z.name : z.name + "-" + idx;
   }
 
+  // On AMD the kernel backs the core zone with MSR_AMD_CORE_ENERGY_STATUS
+  // (drivers/powercap/intel_rapl_msr.c, rapl_msr_priv_amd), a per-core
+  // register, read on the package's lead CPU: the zone is that one core's
+  // energy, not all cores'.
+  const std::string vendor = read_cpu_id(root).vendor;
+  const bool amd = vendor == "AuthenticAMD" || vendor == "HygonGenuine";
   std::map<std::string, std::string> first_dir_of_id;
   std::map<std::string, std::uint64_t> die_reading;  // per-die zones: first reading, to spot copies
   std::map<std::string, std::string> status_id_of_dir;
+  struct PackageZone {
+    std::string id, energy;
+    std::uint64_t modulus;
+    double max_w;
+  };
+  std::vector<PackageZone> package_zones;
   const std::size_t status_begin = d.status.size();
   for (const auto& z : zones) {
     SourceStatus s;
@@ -161,6 +216,11 @@ void probe_powercap(const std::string& root, Discovery& d) {
     s.update_interval_s = kRaplUpdateS;
     const std::string energy = join_path(z.path, "energy_uj");
     s.note = "zone " + z.dir_name;
+    if (amd && z.domain == "core") {
+      s.domain = "one-core";
+      s.note += "; AMD: the kernel reads one core's MSR_AMD_CORE_ENERGY_STATUS (on the package's first CPU), so "
+                "this is one core's energy, not all cores' (all cores: rapl-perf:energy-core, power_core PMU)";
+    }
 
     auto dup = first_dir_of_id.find(s.id);
     if (dup != first_dir_of_id.end()) {
@@ -210,9 +270,34 @@ void probe_powercap(const std::string& root, Discovery& d) {
       modulus = std::uint64_t(*m) + 1;  // the counter takes values 0 .. max inclusive
     else
       s.note += "; no max_energy_range_uj: a decrease is taken as a restart";
+    const double max_w = zone_power_bound_w(z.path, s.note);
     s.available = true;
     d.status.push_back(s);
-    d.sources.push_back(std::make_unique<PowercapSource>(s.id, s.domain, energy, modulus));
+    d.sources.push_back(std::make_unique<PowercapSource>(s.id, s.domain, energy, modulus, max_w));
+    if (z.parent.empty() && z.domain == "package") package_zones.push_back({s.id, energy, modulus, max_w});
+  }
+
+  // Several sockets (or dies with counters of their own): the machine's
+  // package energy is their sum. Its parts are read by readers of its own, so
+  // each socket also stays a source; a two-socket server pays two extra reads
+  // per period for it.
+  if (package_zones.size() >= 2) {
+    SourceStatus s;
+    s.id = "rapl-powercap:package";
+    s.domain = "package";
+    s.kind = Kind::Counter;
+    s.update_interval_s = kRaplUpdateS;
+    s.available = true;
+    s.note = "sum of";
+    std::vector<std::unique_ptr<PowerSource>> parts;
+    for (const auto& p : package_zones) {
+      s.sum_of.push_back(p.id);
+      s.contains.push_back(p.id);
+      s.note += " " + p.id;
+      parts.push_back(std::make_unique<PowercapSource>(p.id, "package", p.energy, p.modulus, p.max_w));
+    }
+    d.sources.push_back(make_summed_source(s.id, s.domain, std::move(parts)));
+    d.status.push_back(std::move(s));
   }
 
   // Overlap: a package contains its core and uncore (not DRAM, which is its own

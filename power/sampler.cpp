@@ -30,6 +30,13 @@ struct Sampler::Impl {
     std::size_t drained = 0;      // guarded by mu
     std::vector<Sample> scratch;  // sampler thread only
     std::int64_t next_read_ns = 0;
+    std::uint64_t resets_seen = 0;  // sampler thread only
+    std::int64_t last_read_ns = 0;  // sampler thread only
+    struct Reset {
+      std::int64_t after_ns, at_ns;
+      std::string why;
+    };
+    std::vector<Reset> resets;  // guarded by mu
   };
 
   std::vector<std::unique_ptr<PowerSource>> sources;
@@ -54,6 +61,13 @@ struct Sampler::Impl {
         for (const Sample& s : tr.scratch)
           if (tr.samples.empty() || s.t_ns > tr.samples.back().t_ns) tr.samples.push_back(s);
       }
+      // A reset happened between the previous read and this one.
+      if (const std::uint64_t r = tr.src->resets(); r != tr.resets_seen) {
+        tr.resets_seen = r;
+        std::lock_guard<std::mutex> g(mu);
+        tr.resets.push_back({tr.last_read_ns, monotonic_ns(), tr.src->last_error()});
+      }
+      tr.last_read_ns = t;
       // Half a period early, so a source due every 3 periods is not pushed to 4 by jitter.
       const auto every = std::int64_t(tr.src->min_read_interval_s() * 1e9);
       tr.next_read_ns = every > 0 ? t + every - period_ns / 2 : 0;
@@ -152,6 +166,14 @@ WindowEnergy Sampler::energy(const std::string& source_id, std::int64_t t0_ns, s
   while (impl_->running && (tr.samples.empty() || tr.samples.back().t_ns < t1_ns) && monotonic_ns() < deadline)
     impl_->data_cv.wait_until(lk, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deadline)));
   WindowEnergy w = integrate_window(tr.samples, tr.kind, t0_ns, t1_ns, rules);
+  for (const auto& r : tr.resets) {
+    if (r.after_ns < t1_ns && r.at_ns > t0_ns) {
+      w.low_confidence = true;
+      w.why_low += std::string(w.why_low.empty() ? "" : "; ") +
+                   "counter reset inside the window, the energy across it is missing (" + r.why + ")";
+      break;
+    }
+  }
   if (tr.samples.empty()) {
     const std::string err = tr.src->last_error();
     if (!err.empty()) w.why_low += " (" + err + ")";

@@ -49,6 +49,10 @@ class PowerSource {
   virtual bool interval_measured() const { return false; }
   // Why the last read failed or the source stopped ("energy_uj: EACCES"); empty when fine.
   virtual std::string last_error() const { return {}; }
+  // Counter resets seen so far (a step the hardware cannot have made): the
+  // energy between the read before and the read that saw it is lost, so a
+  // window overlapping that interval is low confidence. 0 for gauges.
+  virtual std::uint64_t resets() const { return 0; }
 };
 
 // What discovery found: every candidate, available or not, with why and the fix.
@@ -61,6 +65,9 @@ struct SourceStatus {
   std::string fix;     // the exact command or setting that would make it available
   double update_interval_s = 0;
   std::vector<std::string> contains;  // ids of domains this one includes (package contains core)
+  std::vector<std::string> sum_of;    // a summed source: the ids it adds up (never headline beside it)
+  std::vector<std::string> aliases;   // other views of the same physical counter, listed but not sampled
+  std::string alias_of;               // set on such a view: the id that is sampled instead
   std::string note;  // how it was read or anything a reader of the report should know
 };
 

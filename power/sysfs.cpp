@@ -138,7 +138,21 @@ bool read_u64_file(const char* path, std::uint64_t& value, int& err) {
     return false;
   }
   std::uint64_t v = 0;
-  for (; i < len && std::isdigit(static_cast<unsigned char>(buf[i])); ++i) v = v * 10 + std::uint64_t(buf[i] - '0');
+  for (; i < len && std::isdigit(static_cast<unsigned char>(buf[i])); ++i) {
+    const std::uint64_t d = std::uint64_t(buf[i] - '0');
+    if (v > (UINT64_MAX - d) / 10) {
+      err = ERANGE;  // no counter has 20 digits: corrupt, not a reading
+      return false;
+    }
+    v = v * 10 + d;
+  }
+  // A sysfs attribute is the number and a newline; anything else after the
+  // digits ("123abc") is not a value to trust.
+  while (i < len && std::isspace(static_cast<unsigned char>(buf[i]))) ++i;
+  if (i != len) {
+    err = EINVAL;
+    return false;
+  }
   value = v;
   err = 0;
   return true;
@@ -153,6 +167,11 @@ bool read_i64_file(const char* path, std::int64_t& value, int& err) {
   const long long v = std::strtoll(buf, &end, 10);
   if (end == buf || errno) {
     err = errno ? errno : EINVAL;
+    return false;
+  }
+  while (end < buf + len && std::isspace(static_cast<unsigned char>(*end))) ++end;
+  if (end != buf + len) {
+    err = EINVAL;  // trailing garbage ("123abc")
     return false;
   }
   value = v;

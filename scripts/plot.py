@@ -179,6 +179,34 @@ def decimate(ts, vs, n=MAX_TRACE_POINTS):
     return ot, ov
 
 
+SPIKE_QUANTILE = 0.99  # the trace axis is scaled to this quantile of all points...
+SPIKE_FACTOR = 1.5     # ...unless the maximum is within this factor of it (then nothing is clipped)
+
+
+def quantile(values, q):
+    v = sorted(values)
+    if not v:
+        return 0.0
+    pos = q * (len(v) - 1)
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+def trace_ylim(series):
+    """(axis top, clip level) for power traces: a few spikes far above the bulk
+    are cut at the clip level instead of setting the scale."""
+    pts = [v for pv in series for v in pv]
+    if not pts:
+        return 1.0, math.inf
+    peak = max(pts)
+    bulk = quantile(pts, SPIKE_QUANTILE)
+    if bulk <= 0 or peak <= bulk * SPIKE_FACTOR:
+        return peak * 1.25, math.inf
+    clip = bulk * 1.2
+    return clip * 1.1, clip
+
+
 def plot_power_trace(run, run_dir, out_dir, formats, written, title):
     samples = read_samples(os.path.join(run_dir, "samples.csv"))
     samples = {k: v for k, v in samples.items() if len(v[1]) >= 2}
@@ -193,16 +221,27 @@ def plot_power_trace(run, run_dir, out_dir, formats, written, title):
         if m["backend"] not in backends:
             backends.append(m["backend"])
     colors = backend_colors(backends)
-    ymax = 0.0
     dom = source_domains(run)
+    traces = []
     for sid, (unit, ts, vs) in sorted(samples.items()):
         pt, pv = to_power(unit, ts, vs)
         pt, pv = decimate(pt, pv)
-        if not pt:
-            continue
-        ymax = max(ymax, max(pv))
+        if pt:
+            traces.append((sid, pt, pv))
+    ymax, clip = trace_ylim([pv for _, _, pv in traces])
+    clipped_any = False
+    for sid, pt, pv in traces:
         label = sid + (f" ({dom[sid]})" if dom.get(sid) else "")
-        ax.plot([(t - t0) * 1e-9 for t in pt], pv, linewidth=1.0, label=label)
+        xs = [(t - t0) * 1e-9 for t in pt]
+        line, = ax.plot(xs, [min(v, clip) for v in pv], linewidth=1.0, label=label)
+        over = [(x, v) for x, v in zip(xs, pv) if v > clip]
+        if over:
+            # A spike drawn to scale would flatten every other trace: it is cut
+            # at the axis top and marked, with its true peak in the legend.
+            clipped_any = True
+            ax.plot([x for x, _ in over], [clip] * len(over), linestyle="none", marker="^", markersize=6,
+                    color=line.get_color(), markeredgecolor="black", markeredgewidth=0.5,
+                    label=f"{sid}: {len(over)} spike(s) clipped, max {max(v for _, v in over):.1f} W")
     shaded = set()
     for m in windows:
         a, b = ((x - t0) * 1e-9 for x in m["window_ns"])
@@ -220,16 +259,18 @@ def plot_power_trace(run, run_dir, out_dir, formats, written, title):
                         transform=ax.get_xaxis_transform(), clip_on=True)
     ax.set_xlabel("time since the first sample (s)")
     ax.set_ylabel("power (W)")
-    ax.set_ylim(bottom=0, top=ymax * 1.25 if ymax > 0 else 1)
-    ax.set_title(title + ("" if windows else "  (no measurement windows recorded)"), fontsize=10)
+    ax.set_ylim(bottom=0, top=ymax if ymax > 0 else 1)
+    ax.set_title(title + ("" if windows else "  (no measurement windows recorded)") +
+                 ("  (spikes clipped: marked ^)" if clipped_any else ""), fontsize=10)
     ax.legend(fontsize=7, loc="lower right", ncol=2)
     ax.grid(alpha=0.3)
     save(fig, out_dir, "power_trace", formats, written)
     return None
 
 
-def grouped_bars(ax, groups, backends, value_fn, err_fn, simulated, ylabel):
-    """Bars per group (x) and backend (colour); returns True when anything was drawn."""
+def grouped_bars(ax, groups, backends, value_fn, err_fn, simulated, ylabel, low_fn=None):
+    """Bars per group (x) and backend (colour); returns True when anything was drawn.
+    low_fn(g, b) -> True marks a low-confidence figure (red outline, cross hatch)."""
     colors = backend_colors(backends)
     n = max(1, len(backends))
     width = 0.8 / n
@@ -253,6 +294,11 @@ def grouped_bars(ax, groups, backends, value_fn, err_fn, simulated, ylabel):
         ax.bar(xs, ys, width=width * 0.95, color=colors[b], label=b + (" (simulated)" if b in simulated else ""),
                hatch="//" if b in simulated else None, edgecolor="white" if b not in simulated else "black",
                linewidth=0.3, yerr=[lo, hi] if err_fn else None, capsize=2, error_kw={"linewidth": 0.8})
+        if low_fn:
+            low = [(x, y) for x, y, g in zip(xs, ys, [g for g in groups if value_fn(g, b) is not None])
+                   if low_fn(g, b)]
+            if low:
+                mark_low(ax, [x for x, _ in low], [y for _, y in low], width * 0.95)
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups, rotation=35, ha="right", fontsize=8)
     ax.set_ylabel(ylabel)
@@ -263,6 +309,16 @@ def grouped_bars(ax, groups, backends, value_fn, err_fn, simulated, ylabel):
     if drawn:
         ax.legend(fontsize=8)
     return drawn
+
+
+LOW_LABEL = "low confidence (run.json: why_low)"
+
+
+def mark_low(ax, xs, ys, width):
+    """Outlines low-confidence bars in red with a cross hatch; one legend entry per axes."""
+    have = any(h.get_label() == LOW_LABEL for h in ax.patches)
+    ax.bar(xs, ys, width=width, fill=False, hatch="xx", edgecolor="#d62728", linewidth=1.2,
+           label=None if have else LOW_LABEL)
 
 
 def run_table(run):
@@ -325,9 +381,14 @@ def plot_efficiency(run, out_dir, formats, written, title):
 
     if not any(val(g, b) is not None for g in groups for b in backends):
         return "efficiency: no energy figures in this run (no power source, or windows too short)"
+    def low(g, b):
+        m = cell.get((g, b))
+        s = m and pick_source(run, m)
+        return bool(s) and m["energy"][s].get("confidence") == "low"
+
     fig = new_figure("efficiency")
     ax = fig.add_subplot(1, 1, 1)
-    grouped_bars(ax, groups, backends, val, None, simulated, "GFLOP/J")
+    grouped_bars(ax, groups, backends, val, None, simulated, "GFLOP/J", low_fn=low)
     ax.set_title(f"{title}\nFLOP/J from {', '.join(sorted(sources))}", fontsize=10)
     save(fig, out_dir, "efficiency", formats, written)
     return None
@@ -378,18 +439,22 @@ def plot_campaign(cdir, out_dir, formats, written, notes):
     for ax, key, ylabel, ratio_key in ((axes[0], "flop_per_s", "GFLOP/s", "flop_per_s"),
                                        (axes[1], "flop_per_j", "GFLOP/J", "flop_per_j")):
         for k, (state, color) in enumerate(states):
-            xs, ys = [], []
+            xs, ys, lows = [], [], []
             for i, r in enumerate(rows):
                 side = r.get(state)
                 if side and side.get(key):
                     xs.append(i - 0.2 + 0.4 * k)
                     ys.append(gflop(side[key]))
+                    lows.append(key == "flop_per_j" and side.get("energy_confidence") == "low")
             src = sorted({(r.get(state) or {}).get("energy_source") for r in rows} - {None})
             lab = state + ("" if valid.get(state, True) else " (INVALID phase)")
             if key == "flop_per_j" and src:
                 lab += f" ({', '.join(src)})"
             if xs:
                 ax.bar(xs, ys, width=0.38, color=color, label=lab)
+                low = [(x, y) for x, y, lo in zip(xs, ys, lows) if lo]
+                if low:
+                    mark_low(ax, [x for x, _ in low], [y for _, y in low], 0.38)
         top = ax.get_ylim()[1]
         for i, r in enumerate(rows):
             q = (r.get("mains_over_battery") or {}).get(ratio_key)

@@ -146,3 +146,57 @@ TEST(Battery, PeripheralBatteriesAndAdaptersAreNotSources) {
   EXPECT_EQ(d.status[0].id, "battery:*");
   EXPECT_NE(d.status[0].reason.find("no battery"), std::string::npos);
 }
+
+// The two-battery laptop: BAT0 idle, BAT1 discharging 10 W.
+TEST(Battery, TwoBatteriesGiveASummedSourceAndNoFalseMainsNote) {
+  FixtureTree t;
+  for (auto [n, st, uw] : {std::tuple{"BAT0", "Unknown", "0"}, {"BAT1", "Discharging", "10000000"}}) {
+    const std::string p = std::string("sys/class/power_supply/") + n + "/";
+    t.write(p + "type", "Battery\n");
+    t.write(p + "present", "1\n");
+    t.write(p + "status", std::string(st) + "\n");
+    t.write(p + "power_now", std::string(uw) + "\n");
+  }
+  Discovery d;
+  probe_battery(t.root(), d);
+  const SourceStatus* s = status(d, "battery:sum");
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(s->available);
+  EXPECT_EQ(s->sum_of, (std::vector<std::string>{"battery:BAT0", "battery:BAT1"}));
+  PowerSource* sum = source(d, "battery:sum");
+  ASSERT_TRUE(sum);
+  EXPECT_DOUBLE_EQ(sum->read()->value, 10.0);
+  t.write("sys/class/power_supply/BAT0/power_now", "2500000\n");
+  EXPECT_DOUBLE_EQ(sum->read()->value, 12.5);
+  EXPECT_EQ(status(d, "battery:BAT0")->note.find("on mains"), std::string::npos) << status(d, "battery:BAT0")->note;
+  // A part that fails leaves a gap in the sum, never a sum that is too low.
+  t.write("sys/class/power_supply/BAT0/power_now", "garbage\n");
+  EXPECT_FALSE(sum->read());
+  EXPECT_NE(sum->last_error().find("battery:BAT0"), std::string::npos) << sum->last_error();
+}
+
+TEST(Battery, GarbageAndImpossibleValuesAreNotReadings) {
+  FixtureTree t;
+  battery(t, "Discharging");
+  t.write(std::string(kBat) + "power_now", "9223372036854775807\n");  // INT64_MAX uW
+  Discovery d;
+  probe_battery(t.root(), d);
+  EXPECT_FALSE(source(d, "battery:BAT0"));
+  ASSERT_TRUE(status(d, "battery:BAT0"));
+  EXPECT_NE(status(d, "battery:BAT0")->reason.find("implausible"), std::string::npos) << status(d, "battery:BAT0")->reason;
+
+  FixtureTree u;
+  battery(u, "Discharging");
+  u.write(std::string(kBat) + "power_now", "12500000\n");
+  Discovery e;
+  probe_battery(u.root(), e);
+  PowerSource* b = source(e, "battery:BAT0");
+  ASSERT_TRUE(b);
+  for (const char* bad : {"123abc\n", "99999999999999999999999\n", "9223372036854775807\n", "\n"}) {
+    u.write(std::string(kBat) + "power_now", bad);
+    EXPECT_FALSE(b->read()) << bad;
+    EXPECT_FALSE(b->last_error().empty()) << bad;
+  }
+  u.write(std::string(kBat) + "power_now", "12500000\n");
+  EXPECT_DOUBLE_EQ(b->read()->value, 12.5);
+}

@@ -93,7 +93,7 @@ TEST(Hwmon, EnergyCounterAndDuplicateChipNames) {
   ASSERT_TRUE(source(d, "hwmon:amd_energy-1:Esocket0"));
   EXPECT_EQ(s0->kind(), Kind::Counter);
   EXPECT_EQ(s0->domain(), "package");
-  EXPECT_EQ(source(d, "hwmon:amd_energy:Ecore000")->domain(), "core");
+  EXPECT_EQ(source(d, "hwmon:amd_energy:Ecore000")->domain(), "one-core");  // one core, not all
   EXPECT_EQ(s0->read()->value, 0.0);
   t.write("sys/class/hwmon/hwmon0/energy1_input", "3500000\n");
   EXPECT_NEAR(s0->read()->value, 2.5, 1e-9);
@@ -125,4 +125,33 @@ TEST(Hwmon, ChipsWithoutPowerChannelsAreNamed) {
   probe_hwmon(empty.root(), d2);
   ASSERT_EQ(d2.status.size(), 1u);
   EXPECT_NE(d2.status[0].reason.find("no hwmon chips"), std::string::npos);
+}
+
+// Strix and Krackan Point APUs publish gpu_metrics format revision 3
+// (gpu_metrics_v3_0 in drivers/gpu/drm/amd/include/kgd_pp_interface.h).
+TEST(Hwmon, GpuMetricsFormatThreeIsAnApu) {
+  FixtureTree t;
+  apu(t);
+  t.write("sys/class/hwmon/hwmon3/device/gpu_metrics", std::string("\x08\x01\x03\x00", 4));
+  Discovery d;
+  probe_hwmon(t.root(), d);
+  ASSERT_TRUE(source(d, "hwmon:amdgpu:PPT"));
+  EXPECT_EQ(source(d, "hwmon:amdgpu:PPT")->domain(), "package");
+  EXPECT_EQ(status(d, "hwmon:amdgpu:PPT")->note.find("discrete"), std::string::npos);
+}
+
+TEST(Hwmon, GarbageAndImpossiblePowerAreNotReadings) {
+  FixtureTree t;
+  apu(t);
+  Discovery d;
+  probe_hwmon(t.root(), d);
+  PowerSource* s = source(d, "hwmon:amdgpu:PPT");
+  ASSERT_TRUE(s);
+  for (const char* bad : {"9223372036854775807\n", "14000000abc\n", "99999999999999999999999\n"}) {
+    t.write("sys/class/hwmon/hwmon3/power1_input", bad);
+    EXPECT_FALSE(s->read()) << bad;
+    EXPECT_FALSE(s->last_error().empty()) << bad;
+  }
+  t.write("sys/class/hwmon/hwmon3/power1_input", "14000000\n");
+  EXPECT_DOUBLE_EQ(s->read()->value, 14.0);
 }

@@ -202,3 +202,90 @@ TEST(MsrRapl, UnknownVendor) {
   ASSERT_EQ(d.status.size(), 1u);
   EXPECT_NE(d.status[0].reason.find("CentaurHauls"), std::string::npos);
 }
+
+// Units per model, as drivers/powercap/intel_rapl_common.c (rapl_ids and the
+// rapl_defaults_* they point at) and arch/x86/events/rapl.c
+// (rapl_check_hw_unit's quirks) convert them.
+TEST(MsrRapl, IntelUnitTablePerModel) {
+  const std::uint64_t reg = 0xA0E03;  // ESU 14: 2^-14 J = 61 uJ
+  const double u14 = std::ldexp(1.0, -14), u16 = std::ldexp(1.0, -16);
+  // Client (Alder Lake 151): everything from the register.
+  for (const char* d : {"package", "core", "dram", "psys"}) EXPECT_DOUBLE_EQ(intel_domain_unit_j(6, 151, d, reg), u14);
+  // Skylake-X 85, Ice Lake-X 106: DRAM fixed at 2^-16 J (15.26 uJ).
+  EXPECT_DOUBLE_EQ(intel_domain_unit_j(6, 85, "dram", reg), u16);
+  EXPECT_DOUBLE_EQ(intel_domain_unit_j(6, 106, "dram", reg), u16);
+  EXPECT_DOUBLE_EQ(intel_domain_unit_j(6, 85, "package", reg), u14);
+  // Sapphire Rapids 143, Emerald Rapids 207: DRAM from the register, psys 1 J.
+  for (int m : {143, 207}) {
+    EXPECT_DOUBLE_EQ(intel_domain_unit_j(6, m, "dram", reg), u14) << m;
+    EXPECT_DOUBLE_EQ(intel_domain_unit_j(6, m, "psys", reg), 1.0) << m;
+    EXPECT_DOUBLE_EQ(intel_domain_unit_j(6, m, "package", reg), u14) << m;
+  }
+  // Silvermont (55) and Airmont (76): 2^ESU uJ. ESU 5 -> 32 uJ.
+  EXPECT_DOUBLE_EQ(intel_domain_unit_j(6, 55, "package", 0x505), 32e-6);
+  EXPECT_DOUBLE_EQ(intel_domain_unit_j(6, 76, "core", 0x505), 32e-6);
+  // Goldmont (92) uses the core rule.
+  EXPECT_DOUBLE_EQ(intel_domain_unit_j(6, 92, "package", 0x505), std::ldexp(1.0, -5));
+}
+
+// A two-socket Sapphire Rapids (family 6 model 143) through the MSR files:
+// 61 uJ package and DRAM counts, psys in joules, one package source per socket.
+TEST(MsrRapl, SapphireRapidsTwoSockets) {
+  FixtureTree t;
+  cpuinfo(t, "GenuineIntel", 6, 143);
+  topology(t, 0, 0, 0);
+  topology(t, 1, 1, 0);
+  for (int c : {0, 1}) {
+    const std::string msr = "dev/cpu/" + std::to_string(c) + "/msr";
+    t.write_msr(msr, msr::kIntelUnit, 0xA0E03);
+    t.write_msr(msr, msr::kIntelPackage, 1000);
+    t.write_msr(msr, msr::kIntelPP0, 0);
+    t.write_msr(msr, msr::kIntelPP1, 0);
+    t.write_msr(msr, msr::kIntelDram, 2000);
+    t.write_msr(msr, msr::kIntelPlatform, 50);
+  }
+  Discovery d;
+  probe_msr_rapl(t.root(), d);
+  ASSERT_TRUE(source(d, "rapl-msr:package-0"));
+  ASSERT_TRUE(source(d, "rapl-msr:package-1"));
+  ASSERT_TRUE(source(d, "rapl-msr:dram-0"));
+  ASSERT_TRUE(source(d, "rapl-msr:psys-0"));
+  EXPECT_NE(status(d, "rapl-msr:dram-0")->note.find("61.03"), std::string::npos) << status(d, "rapl-msr:dram-0")->note;
+  EXPECT_NE(status(d, "rapl-msr:psys-0")->note.find("1e+06 uJ"), std::string::npos) << status(d, "rapl-msr:psys-0")->note;
+  PowerSource* dram = source(d, "rapl-msr:dram-0");
+  PowerSource* psys = source(d, "rapl-msr:psys-0");
+  dram->read();
+  psys->read();
+  t.write_msr("dev/cpu/0/msr", msr::kIntelDram, 2000 + 16384);
+  t.write_msr("dev/cpu/0/msr", msr::kIntelPlatform, 50 + 3);
+  EXPECT_DOUBLE_EQ(dram->read()->value, 1.0);
+  EXPECT_DOUBLE_EQ(psys->read()->value, 3.0);
+  // Two sockets: their sum.
+  PowerSource* sum = source(d, "rapl-msr:package");
+  ASSERT_TRUE(sum);
+  EXPECT_EQ(status(d, "rapl-msr:package")->sum_of, (std::vector<std::string>{"rapl-msr:package-0", "rapl-msr:package-1"}));
+  sum->read();
+  t.write_msr("dev/cpu/0/msr", msr::kIntelPackage, 1000 + 16384);
+  t.write_msr("dev/cpu/1/msr", msr::kIntelPackage, 1000 + 2 * 16384);
+  EXPECT_DOUBLE_EQ(sum->read()->value, 3.0);
+}
+
+// A reset from high in the 32-bit range to 0: as a wrap it would be
+// 0.1 x 2^32 x 61 uJ = 26 kJ, far above 1 kW over any read interval.
+TEST(MsrRapl, ResetIsAGapNotAWrap) {
+  FixtureTree t;
+  cpuinfo(t, "GenuineIntel", 6, 142);
+  const std::string msr = "dev/cpu/0/msr";
+  t.write_msr(msr, msr::kIntelUnit, 0xA0E03);
+  t.write_msr(msr, msr::kIntelPackage, 0xE6666666ull);  // 0.9 x 2^32
+  Discovery d;
+  probe_msr_rapl(t.root(), d);
+  PowerSource* pkg = source(d, "rapl-msr:package-0");
+  ASSERT_TRUE(pkg);
+  ASSERT_TRUE(pkg->read());
+  t.write_msr(msr, msr::kIntelPackage, 0);
+  EXPECT_FALSE(pkg->read());
+  EXPECT_NE(pkg->last_error().find("counter reset"), std::string::npos) << pkg->last_error();
+  t.write_msr(msr, msr::kIntelPackage, 16384);
+  EXPECT_DOUBLE_EQ(pkg->read()->value, 1.0);
+}

@@ -135,18 +135,46 @@ TEST(PerfRapl, CounterStuckAtZeroIsAVirtualMachineNotASource) {
   for (const auto& s : d.status) EXPECT_NE(s.reason.find("stays at 0"), std::string::npos);
 }
 
-TEST(PerfRapl, RealKernelRejectsAFixtureTypeWithAnExplanation) {
-  // perf_event_open itself: the fixture's PMU type does not exist in this kernel.
+TEST(PerfRapl, FixtureRootNeverReachesTheRealSyscall) {
+  // The fixture's PMU type (4242) means nothing to the running kernel, so
+  // under a fixture root no event is opened: each says why, in those words.
   FixtureTree t;
   write_pmu(t);
   Discovery d;
   probe_perf_rapl(t.root(), d);
   EXPECT_TRUE(d.sources.empty());
+  ASSERT_FALSE(d.status.empty());
   for (const auto& s : d.status) {
     EXPECT_FALSE(s.available);
-    EXPECT_NE(s.reason.find("perf_event_open"), std::string::npos) << s.reason;
+    EXPECT_NE(s.reason.find("cannot be opened under --sysfs-root"), std::string::npos) << s.reason;
     EXPECT_FALSE(s.fix.empty());
   }
+}
+
+// AMD's per-core PMU (arch/x86/events/rapl.c: PMU "power_core", event
+// energy-core = event=0x01, per-core scope, cpumask one CPU per core).
+TEST(PerfRapl, AmdPowerCorePmuIsSummedOverCores) {
+  FixtureTree t;
+  const std::string p = "sys/bus/event_source/devices/power_core/";
+  t.write(p + "type", "4243\n");
+  t.write(p + "cpumask", "0-3\n");
+  t.write(p + "format/event", "config:0-7\n");
+  t.write(p + "events/energy-core", "event=0x01\n");
+  t.write(p + "events/energy-core.scale", "2.3283064365386962890625e-10\n");
+  t.write(p + "events/energy-core.unit", "Joules\n");
+  auto fake = std::make_shared<FakePerf>();
+  fake->step = 1ull << 32;  // 1 J per read per core
+  Discovery d;
+  probe_perf_rapl(t.root(), d, fake);
+  PowerSource* s = nullptr;
+  for (const auto& x : d.sources)
+    if (x->id() == "rapl-perf:energy-core") s = x.get();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->domain(), "core");
+  EXPECT_EQ(fake->opened.size(), 4u);
+  EXPECT_EQ(fake->opened[0], (std::pair<int, std::uint64_t>{4243, 1}));
+  EXPECT_DOUBLE_EQ(s->read()->value, 0.0);
+  EXPECT_DOUBLE_EQ(s->read()->value, 4.0);  // four cores, 1 J each
 }
 
 TEST(PerfRapl, NoPmuExplainsWhy) {

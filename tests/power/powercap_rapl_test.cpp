@@ -103,7 +103,48 @@ TEST(Powercap, PerDieCopyOfAPackageCounterIsDetected) {
   EXPECT_FALSE(copy->available);
   EXPECT_NE(copy->reason.find("per-die copy"), std::string::npos);
   EXPECT_TRUE(find(d, "rapl-powercap:package-1-die-1")->available);
-  EXPECT_EQ(d.sources.size(), 3u);
+  // Three counters, and their sum (the copy is not part of it).
+  EXPECT_EQ(d.sources.size(), 4u);
+  ASSERT_TRUE(find(d, "rapl-powercap:package"));
+  EXPECT_EQ(find(d, "rapl-powercap:package")->sum_of,
+            (std::vector<std::string>{"rapl-powercap:package-0-die-0", "rapl-powercap:package-1-die-0",
+                                      "rapl-powercap:package-1-die-1"}));
+}
+
+// Two sockets (the two-packages fixture, tests/fixtures/power/two-packages):
+// the package headline is their sum, not package-0 alone.
+TEST(Powercap, TwoPackagesAreSummed) {
+  FixtureTree t;
+  zone(t, "intel-rapl:0", "package-0", 1000000);
+  zone(t, "intel-rapl:1", "package-1", 5000000);
+  Discovery d;
+  probe_powercap(t.root(), d);
+  const SourceStatus* sum = find(d, "rapl-powercap:package");
+  ASSERT_TRUE(sum);
+  EXPECT_TRUE(sum->available);
+  EXPECT_EQ(sum->domain, "package");
+  EXPECT_EQ(sum->sum_of, (std::vector<std::string>{"rapl-powercap:package-0", "rapl-powercap:package-1"}));
+  PowerSource* s = source(d, "rapl-powercap:package");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->read()->value, 0.0);
+  t.write("sys/class/powercap/intel-rapl:0/energy_uj", "3000000\n");  // +2 J
+  t.write("sys/class/powercap/intel-rapl:1/energy_uj", "8000000\n");  // +3 J
+  EXPECT_NEAR(s->read()->value, 5.0, 1e-9);
+}
+
+// drivers/powercap/intel_rapl_msr.c backs AMD's core zone with a per-core
+// MSR read on the package's first CPU: one core, not all.
+TEST(Powercap, AmdCoreZoneIsOneCore) {
+  FixtureTree t;
+  t.write("proc/cpuinfo", "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 116\n\n");
+  zone(t, "intel-rapl:0", "package-0", 1000);
+  zone(t, "intel-rapl:0:0", "core", 20);
+  Discovery d;
+  probe_powercap(t.root(), d);
+  ASSERT_TRUE(find(d, "rapl-powercap:core-0"));
+  EXPECT_EQ(find(d, "rapl-powercap:core-0")->domain, "one-core");
+  EXPECT_NE(find(d, "rapl-powercap:core-0")->note.find("one core's energy"), std::string::npos);
+  EXPECT_FALSE(find(d, "rapl-powercap:package"));  // one socket: no sum
 }
 
 TEST(Powercap, WrapAtMaxEnergyRange) {
@@ -175,4 +216,29 @@ TEST(Powercap, NoPowercapExplainsWhy) {
   probe_powercap(t.root(), d2);
   ASSERT_EQ(d2.status.size(), 1u);
   EXPECT_NE(d2.status[0].reason.find("no RAPL zones"), std::string::npos);
+}
+
+// A reset from 0.9 x max_energy_range_uj to 0 (the counter-reset fixture,
+// tests/fixtures/power/counter-reset): as a wrap it would be 26 kJ, far above
+// twice the zone's 28 W limit over any read interval, so it is a gap.
+TEST(Powercap, ResetNearTheTopOfTheRangeIsAGapNotAWrap) {
+  FixtureTree t;
+  const std::uint64_t max = 262143328850ull;
+  zone(t, "intel-rapl:0", "package-0", max / 10 * 9, max);
+  t.write("sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw", "28000000\n");
+  Discovery d;
+  probe_powercap(t.root(), d);
+  PowerSource* s = source(d, "rapl-powercap:package-0");
+  ASSERT_TRUE(s);
+  EXPECT_NE(find(d, "rapl-powercap:package-0")->note.find("56 W"), std::string::npos)
+      << find(d, "rapl-powercap:package-0")->note;
+  ASSERT_TRUE(s->read());
+  t.write("sys/class/powercap/intel-rapl:0/energy_uj", "0\n");
+  EXPECT_FALSE(s->read());
+  EXPECT_NE(s->last_error().find("counter reset"), std::string::npos) << s->last_error();
+  t.write("sys/class/powercap/intel-rapl:0/energy_uj", "2000000\n");
+  auto after = s->read();
+  ASSERT_TRUE(after);
+  EXPECT_NEAR(after->value, 2.0, 1e-9);  // only what came after the reset
+  EXPECT_TRUE(s->last_error().empty());
 }

@@ -169,3 +169,30 @@ TEST(Sampler, UnknownSourceAndNoSources) {
   EXPECT_NE(w.why_low.find("unknown source"), std::string::npos);
   empty.stop();
 }
+
+// A counter reset mid-window (the counter-reset fixture's case): the energy
+// across it is lost, so the window says so instead of looking fine.
+TEST(Sampler, CounterResetInsideAWindowIsLowConfidence) {
+  FixtureTree t;
+  package_zone(t, 262143328850ull);
+  t.write("sys/class/powercap/intel-rapl:0/energy_uj", std::to_string(262143328850ull / 10 * 9) + "\n");
+  Discovery d;
+  probe_powercap(t.root(), d);
+  Sampler s(std::move(d.sources), 0.010);
+  s.start();
+  sleep_s(0.05);
+  const std::int64_t t0 = Sampler::now_ns();
+  sleep_s(0.02);
+  const std::int64_t t_before = Sampler::now_ns();  // several reads before the reset
+  sleep_s(0.05);
+  t.replace("sys/class/powercap/intel-rapl:0/energy_uj", "0\n");
+  sleep_s(0.1);
+  const std::int64_t t1 = Sampler::now_ns();
+  const WindowEnergy before = s.energy("rapl-powercap:package-0", t0, t_before);
+  const WindowEnergy across = s.energy("rapl-powercap:package-0", t0, t1);
+  s.stop();
+  EXPECT_LT(across.j, 1.0);  // not 26 kJ
+  EXPECT_TRUE(across.low_confidence);
+  EXPECT_NE(across.why_low.find("counter reset"), std::string::npos) << across.why_low;
+  EXPECT_EQ(before.why_low.find("counter reset"), std::string::npos) << before.why_low;
+}

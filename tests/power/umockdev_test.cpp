@@ -28,7 +28,10 @@ TEST(Umockdev, ProbeSeesTheMockedLaptopThroughRealPaths) {
   const std::string pkg = probe_line(r.out, "status", "rapl-powercap:package-0");
   ASSERT_FALSE(pkg.empty()) << r.out;
   EXPECT_NE(pkg.find("\t1\tpackage\tcounter"), std::string::npos) << pkg;
-  EXPECT_NE(probe_line(r.out, "status", "rapl-powercap:core-0").find("\t1\tcore\t"), std::string::npos) << r.out;
+  // The domain follows the real /proc/cpuinfo (umockdev mocks /sys only): on AMD one core's zone.
+  const std::string core = probe_line(r.out, "status", "rapl-powercap:core-0");
+  EXPECT_TRUE(core.find("\t1\tcore\t") != std::string::npos || core.find("\t1\tone-core\t") != std::string::npos)
+      << r.out;
   EXPECT_NE(probe_line(r.out, "status", "battery:BAT0").find("\t1\tbattery\tgauge"), std::string::npos) << r.out;
   const std::string ppt = probe_line(r.out, "status", "hwmon:amdgpu:PPT");
   ASSERT_FALSE(ppt.empty()) << r.out;
