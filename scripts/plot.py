@@ -316,7 +316,8 @@ LOW_LABEL = "low confidence (run.json: why_low)"
 
 def mark_low(ax, xs, ys, width):
     """Outlines low-confidence bars in red with a cross hatch; one legend entry per axes."""
-    have = any(h.get_label() == LOW_LABEL for h in ax.patches)
+    # ax.bar labels its BarContainer, not the patches in it.
+    have = any(c.get_label() == LOW_LABEL for c in ax.containers)
     ax.bar(xs, ys, width=width, fill=False, hatch="xx", edgecolor="#d62728", linewidth=1.2,
            label=None if have else LOW_LABEL)
 
