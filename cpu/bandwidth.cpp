@@ -238,7 +238,7 @@ BandwidthPoint measure_stream(Stream s, const WorkingSet& ws, int threads, doubl
   // stay small against it even for an L1-sized set.
   const int passes_per_rep = int(std::max<std::size_t>(1, (std::size_t(8) << 20) / p.bytes_per_thread));
   const double bytes_per_rep = double(stream_bytes_per_element(s)) * double(n) * passes_per_rep;
-  std::vector<double> rates;
+  std::vector<double> rates, seconds;
   int ran_threads = 0;
   bool all_ok = true;
   bool stop = false;
@@ -259,6 +259,7 @@ BandwidthPoint measure_stream(Stream s, const WorkingSet& ws, int threads, doubl
 #pragma omp master
       {
         const double dt = std::chrono::duration<double>(clock::now() - t0).count();
+        seconds.push_back(dt);
         rates.push_back(bytes_per_rep * ran_threads / std::max(dt, 1e-9));
         const double spent = std::chrono::duration<double>(clock::now() - start).count();
         stop = rates.size() >= 5 && spent >= min_time_s;
@@ -272,6 +273,8 @@ BandwidthPoint measure_stream(Stream s, const WorkingSet& ws, int threads, doubl
   }
   p.threads = ran_threads;
   p.reps = int(rates.size());
+  p.bytes_per_rep = bytes_per_rep * ran_threads;
+  p.rep_seconds = seconds;
   p.median_bytes_per_s = quantile(rates, 0.5);
   p.p10_bytes_per_s = quantile(rates, 0.1);
   p.p90_bytes_per_s = quantile(rates, 0.9);

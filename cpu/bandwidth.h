@@ -67,6 +67,8 @@ struct BandwidthPoint {
   int threads = 0;
   int reps = 0;
   double median_bytes_per_s = 0, p10_bytes_per_s = 0, p90_bytes_per_s = 0;  // aggregate over threads
+  double bytes_per_rep = 0;        // all threads together, the STREAM count
+  std::vector<double> rep_seconds;  // every repetition's time, kept
   bool verified = false;
   std::string note;           // empty when measured and verified
 };

@@ -1,10 +1,12 @@
 #include <fmt/core.h>
 #include <omp.h>
 
+#include "cpu/bandwidth.h"
 #include "cpu/peak.h"
 #include "harness/commands.h"
 #include "harness/console_reporter.h"
 #include "harness/run_setup.h"
+#include "harness/statistics.h"
 
 namespace flopwatt {
 
@@ -40,6 +42,35 @@ void register_run_peak(CLI::App& run, CliState& st) {
       fmt::print("{:<6} {:<22} {:>7} {:>16} {}\n", p.dtype, p.isa, p.threads, si(p.flop_per_s, "FLOP/s"), p.note);
       r.session->add(std::move(m));
     }
+    // Memory ceilings: workload "bandwidth", op "<level>_<stream>" (e.g.
+    // dram_triad), bytes per repetition in the STREAM count, every
+    // repetition's time kept; verified means the stream's data was checked.
+    fmt::print("\n{:<6} {:<6} {:>7} {:>14} {:>12} {:>21} {}\n", "stream", "level", "threads", "bytes/thread",
+               "median", "p10-p90", "set size");
+    const auto caches = cpu::cache_topology(common->power.sysfs_root);
+    for (int t = 1; t <= omp_get_max_threads(); ++t)
+      for (const auto& ws : cpu::working_sets(caches, t))
+        for (cpu::Stream s : {cpu::Stream::Read, cpu::Stream::Write, cpu::Stream::Copy, cpu::Stream::Triad}) {
+          const cpu::BandwidthPoint p = cpu::measure_stream(s, ws, t, *seconds / 4);
+          Measurement m;
+          m.workload = "bandwidth";
+          std::string level = p.level;
+          for (auto& c : level) c = char(std::tolower(static_cast<unsigned char>(c)));
+          m.op = level + "_" + p.stream;
+          m.backend = "cpu:memory";
+          m.dtype = "fp32";
+          m.threads = p.threads;
+          m.reps = p.reps;
+          m.rep_times_s = p.rep_seconds;
+          m.time_s = summarize(p.rep_seconds);
+          m.bytes = p.bytes_per_rep;
+          m.verified = p.verified;
+          fmt::print("{:<6} {:<6} {:>7} {:>14} {:>12} {:>21} {}\n", p.stream, p.level, p.threads,
+                     si(double(p.bytes_per_thread), "B"), si(p.median_bytes_per_s, "B/s"),
+                     si(p.p10_bytes_per_s, "") + "-" + si(p.p90_bytes_per_s, "B/s"),
+                     ws.basis + (p.verified ? "" : "  FAILED: " + p.note));
+          r.session->add(std::move(m));
+        }
     // cpu::measure_peak does not watch g_interrupted: the table is always whole.
     st.exit_code = end_run(r, true, stdout, RunEnding::kReportPath);
   });

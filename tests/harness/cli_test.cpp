@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -87,6 +88,45 @@ TEST(Cli, NamedBackendThatCannotRunExitsTwo) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(fs::exists(root / "available" / "run.json"));
   fs::remove_all(root);
+}
+
+// run peak adds the memory ceilings: every stream at every working-set level
+// the cache topology gives (here a fixture tree's: 32 KiB L1d, 1 MiB L2,
+// 16 MiB L3, so DRAM is 64 MiB), verified, with bytes and every repetition.
+TEST(Cli, PeakReportsVerifiedBandwidthCeilings) {
+  const fs::path root = temp_dir("peak-root");
+  const auto cache = [&](int idx, const char* level, const char* type, const char* size, const char* shared) {
+    const fs::path d = root / "sys/devices/system/cpu/cpu0/cache" / ("index" + std::to_string(idx));
+    fs::create_directories(d);
+    std::ofstream(d / "level") << level << "\n";
+    std::ofstream(d / "type") << type << "\n";
+    std::ofstream(d / "size") << size << "\n";
+    std::ofstream(d / "shared_cpu_list") << shared << "\n";
+  };
+  cache(0, "1", "Data", "32K", "0");
+  cache(1, "2", "Unified", "1024K", "0");
+  cache(2, "3", "Unified", "16384K", "0-1");
+  const fs::path out = temp_dir("peak-out");
+  Result r = run("run peak --seconds 0.02 --idle 0 --power none --sysfs-root " + root.string() + " --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(schema_valid(out / "run.json"));
+  const auto j = nlohmann::json::parse(slurp(out / "run.json"));
+  std::map<std::string, int> seen;
+  for (const auto& m : j["measurements"]) {
+    if (m["workload"] != "bandwidth") continue;
+    SCOPED_TRACE(m["op"].get<std::string>());
+    EXPECT_EQ(m["verified"], true);
+    EXPECT_GT(m["bytes"].get<double>(), 0);
+    EXPECT_GE(m["reps"].get<int>(), 5);
+    EXPECT_EQ(m["rep_times_s"].size(), m["reps"].get<std::size_t>());
+    ++seen[m["op"].get<std::string>()];
+  }
+  for (const char* level : {"l1", "l2", "llc", "dram"})
+    for (const char* stream : {"read", "write", "copy", "triad"})
+      EXPECT_GE(seen[std::string(level) + "_" + stream], 1) << level << "_" << stream;
+  EXPECT_NE(r.out.find("4x the last-level cache"), std::string::npos) << r.out;
+  fs::remove_all(root);
+  fs::remove_all(out);
 }
 
 TEST(Cli, BackendsListsEveryBackendWithStatus) {
