@@ -60,11 +60,21 @@ std::vector<GemmShape> sweep_shape_list(const std::string& spec) {
   if (spec.rfind("random:", 0) == 0) {
     const std::string rest = spec.substr(7);
     const auto colon = rest.find(':');
+    // `end` must point into a string that outlives the check (a substr()
+    // temporary did not: AddressSanitizer's stack-use-after-scope).
+    const std::string count = rest.substr(0, colon);
     char* end = nullptr;
-    const long n = std::strtol(rest.substr(0, colon).c_str(), &end, 10);
-    if (!end || *end || n <= 0 || n > 10000000) throw InputError("--shapes", "random:N needs 1 <= N", "for example random:1000");
+    const long n = std::strtol(count.c_str(), &end, 10);
+    if (count.empty() || *end || n <= 0 || n > 10000000)
+      throw InputError("--shapes " + spec, "random:N needs a count from 1 to 10000000", "for example random:1000");
     unsigned seed = 1;
-    if (colon != std::string::npos) seed = unsigned(std::strtoul(rest.substr(colon + 1).c_str(), nullptr, 10));
+    if (colon != std::string::npos) {
+      const std::string s = rest.substr(colon + 1);
+      const unsigned long v = std::strtoul(s.c_str(), &end, 10);
+      if (s.empty() || *end || v > 0xffffffffUL)
+        throw InputError("--shapes " + spec, "the seed of random:N:SEED is not a 32-bit number", "for example random:1000:7");
+      seed = unsigned(v);
+    }
     return npu::random_shapes(int(n), seed);
   }
   return parse_shapes(spec, "--shapes");

@@ -60,6 +60,10 @@ TEST_F(NpuCli, BadInputExitsTwo) {
   EXPECT_EQ(run("npu plan 256,768,768 --device nosuchdevice").status, 2);
   EXPECT_EQ(run("npu plan 256,768,768 --tile 64,64,64 --host-gbs device").status, 2) << "64^3 fp32 output exceeds L1";
   EXPECT_EQ(run("npu sweep --shapes random:0").status, 2);
+  EXPECT_EQ(run("npu sweep --shapes random:").status, 2);
+  EXPECT_EQ(run("npu sweep --shapes random:5x").status, 2);
+  EXPECT_EQ(run("npu sweep --shapes random:5:seven").status, 2);
+  EXPECT_EQ(run("npu sweep --shapes random:5:99999999999").status, 2);
   EXPECT_EQ(run("npu sweep --host-gbs fast").status, 2);
 }
 
