@@ -7,6 +7,8 @@
 #include <thread>
 
 #include "harness/timing.h"
+#include "power/headline.h"
+#include "power/supply_track.h"
 #include "workloads/error.h"
 
 namespace flopwatt {
@@ -17,17 +19,40 @@ struct EnergyMeter::Impl {
   std::unique_ptr<power::Sampler> sampler;
   std::map<std::string, double> idle_w;
   std::optional<std::string> headline;
+  nlohmann::json headline_choice;  // the rule, the runner-up and why, for the run context
   bool running = false;
 };
 
 namespace {
 
-// Wider domains contain narrower ones; the headline defaults to the widest.
-int domain_rank(const std::string& d) {
-  static const char* order[] = {"wall", "battery", "psys", "package", "npu", "core", "uncore", "dram"};
-  for (int i = 0; i < int(std::size(order)); ++i)
-    if (d == order[i]) return i;
-  return 100;
+// The run's headline source: power::choose_headline (one rule for run,
+// report and bench) over the sources sampled, with each battery's state from
+// the supply as the run starts, so a charging or idle battery on mains never
+// gives the headline FLOP/J.
+power::HeadlineChoice choose_run_headline(const std::vector<std::unique_ptr<power::PowerSource>>& sources,
+                                          const std::vector<power::SourceStatus>& status, const std::string& root,
+                                          const std::string& only_domain) {
+  power::SupplyTrack track;
+  const std::int64_t t = monotonic_ns();
+  track.poll(root, t);
+  std::vector<power::HeadlineCandidate> cands;
+  for (const auto& src : sources) {
+    power::HeadlineCandidate h;
+    h.id = src->id();
+    h.domain = src->domain();
+    h.has_energy = true;
+    for (const auto& st : status)
+      if (st.id == h.id) h.parts = st.sum_of;
+    h.summed = !h.parts.empty();
+    if (h.domain == "battery") {
+      std::vector<std::string> bats;
+      for (const auto& p : h.parts) bats.push_back(p.substr(p.find(':') + 1));
+      if (bats.empty()) bats.push_back(h.id.substr(h.id.find(':') + 1));
+      h.charge = track.batteries_state_over(bats, t, t);
+    }
+    cands.push_back(std::move(h));
+  }
+  return power::choose_headline(cands, only_domain);
 }
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -63,17 +88,20 @@ EnergyMeter::EnergyMeter(const PowerOptions& o) : impl_(std::make_unique<Impl>()
                          "run `flopwatt sources` to list ids, or use --power auto|none");
     }
   }
-  std::vector<const power::PowerSource*> avail;
-  for (const auto& s : disc.sources) avail.push_back(s.get());
-  const power::PowerSource* best = nullptr;
-  for (const auto* s : avail) {
-    const bool wanted = o.headline_domain.empty() || s->domain() == o.headline_domain;
-    if (wanted && (!best || domain_rank(s->domain()) < domain_rank(best->domain()))) best = s;
-  }
-  if (!o.headline_domain.empty() && !best && !avail.empty())
+  if (!o.headline_domain.empty() && !disc.sources.empty() &&
+      std::none_of(disc.sources.begin(), disc.sources.end(),
+                   [&](const auto& s) { return s->domain() == o.headline_domain; }))
     throw InputError("--headline-domain " + o.headline_domain, "no available source has this domain",
                      "pick one listed by `flopwatt sources`");
-  if (best) impl_->headline = best->id();
+  if (!disc.sources.empty()) {
+    const power::HeadlineChoice c =
+        choose_run_headline(disc.sources, impl_->status, impl_->opts.sysfs_root, o.headline_domain);
+    impl_->headline = c.source;
+    impl_->headline_choice = {{"source", c.source ? nlohmann::json(*c.source) : nlohmann::json()},
+                              {"runner_up", c.runner_up ? nlohmann::json(*c.runner_up) : nlohmann::json()},
+                              {"rule", c.rule},
+                              {"why", c.why}};
+  }
   if (!disc.sources.empty())
     impl_->sampler = std::make_unique<power::Sampler>(std::move(disc.sources), o.sample_period_s);
 }
@@ -104,6 +132,8 @@ std::vector<PowerSourceInfo> EnergyMeter::source_infos() const {
 }
 
 std::optional<std::string> EnergyMeter::headline_source() const { return impl_->headline; }
+
+nlohmann::json EnergyMeter::headline_choice() const { return impl_->headline_choice; }
 
 double EnergyMeter::slowest_gauge_interval_s() const {
   double m = 0;

@@ -30,6 +30,9 @@ class EnergyMeter {
   bool active() const;                                   // any source sampling
   std::vector<PowerSourceInfo> source_infos() const;    // for Run::power_sources
   std::optional<std::string> headline_source() const;
+  // How the headline source was chosen (source, runner_up, rule, why); null
+  // when no source is sampled. Recorded as the run context's "headline".
+  nlohmann::json headline_choice() const;
   // Longest update interval among gauges (0 when none): the GEMM loop is
   // lengthened so each window covers >= 3 of them.
   double slowest_gauge_interval_s() const;

@@ -49,6 +49,7 @@ OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& b
   for (const auto& [k, v] : extra_context.items()) header.context[k] = v;
   header.power_sources = r.meter->source_infos();
   header.headline_source = r.meter->headline_source();
+  if (const auto hc = r.meter->headline_choice(); !hc.is_null()) header.context["headline"] = hc;
   const std::string out = o.out.empty() ? "results/runs/" + header.run_id : o.out;
   r.session = std::make_unique<Session>(std::move(header), out);
   r.root = o.power.sysfs_root;

@@ -75,8 +75,11 @@ HeadlineChoice choose_headline(const std::vector<HeadlineCandidate>& cands, cons
   }
   auto key = [](const HeadlineCandidate* c) {
     // Same domain twice (powercap package next to an APU's PPT): the RAPL
-    // view the alias rule prefers, then the id, so the choice is stable.
-    return std::make_tuple(c->low_confidence, tier(c->domain), !c->summed, rapl_view_rank(c->id), c->id);
+    // view the alias rule prefers; a battery's power_now gauge before its
+    // energy_now-delta estimate (coarser: whole uWh steps every few seconds);
+    // then the id, so the choice is stable.
+    const int battery_view = c->id.rfind("battery-energy:", 0) == 0 ? 1 : 0;
+    return std::make_tuple(c->low_confidence, tier(c->domain), !c->summed, rapl_view_rank(c->id), battery_view, c->id);
   };
   std::sort(ok.begin(), ok.end(), [&](auto* a, auto* b) { return key(a) < key(b); });
 

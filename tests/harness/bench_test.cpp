@@ -45,8 +45,36 @@ const std::string kArgs = "--sysfs-root=" + kLaptop.string() +
                           " --gpt2-presets=tiny --gpt2-backends=cpu:llmc --benchmark_min_time=0.05"
                           " --benchmark_format=json";
 
+// The laptop fixture unplugged and without RAPL: its discharging battery (a
+// constant 4 W gauge) is then the headline source.
+fs::path laptop_on_battery_without_rapl() {
+  const fs::path root = temp_dir("on-battery");
+  fs::copy(kLaptop, root, fs::copy_options::recursive);
+  fs::remove_all(root / "sys/class/powercap");
+  std::ofstream(root / "sys/class/power_supply/AC/online") << "0\n";
+  std::ofstream(root / "sys/class/power_supply/BAT0/status") << "Discharging\n";
+  return root;
+}
+
+// On mains the fixture's battery is charging: what it reports is the power
+// going into it, so it never gives the headline (power::choose_headline).
+TEST(Bench, ChargingBatteryOnMainsIsNotTheHeadline) {
+  Result r = bench("--sysfs-root=" + kLaptop.string() +
+                   " --shapes 16,16,16 --backends=cpu:llmc --gpt2-presets=none --benchmark_min_time=0.02"
+                   " --benchmark_format=json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["context"]["flopwatt_power_headline"], "rapl-powercap:package-0");
+}
+
 TEST(Bench, JsonCarriesTheEnergyCountersOfTheHeadlineSource) {
-  Result r = bench(kArgs);
+  const fs::path root = laptop_on_battery_without_rapl();
+  struct RemoveAtExit {
+    fs::path p;
+    ~RemoveAtExit() { std::error_code ec; fs::remove_all(p, ec); }
+  } remove_root{root};
+  std::string args = kArgs;
+  args.replace(args.find(kLaptop.string()), kLaptop.string().size(), root.string());
+  Result r = bench(args);
   ASSERT_EQ(r.code, 0) << r.err;
   const json j = json::parse(r.out);
   EXPECT_EQ(j["context"]["flopwatt_power_headline"], "battery:BAT0");
@@ -108,7 +136,12 @@ TEST(Bench, AllSourcesAndNoSources) {
   const json ja = json::parse(all.out);
   const json* b = find(ja, "gemm/cpu:llmc/16x16x16");
   ASSERT_NE(b, nullptr);
-  EXPECT_TRUE(b->contains("rapl-powercap:package-0:W")) << b->dump();  // the static fixture counter: 0 W, but named
+  // The headline (the package: the battery is charging) keeps the plain names,
+  // every other source is named by its id.
+  EXPECT_TRUE(b->contains("W")) << b->dump();
+  EXPECT_TRUE(b->contains("battery:BAT0:W")) << b->dump();
+  EXPECT_TRUE(b->contains("battery-energy:BAT0:W")) << b->dump();
+  EXPECT_FALSE(b->contains("rapl-powercap:package-0:W")) << b->dump();
   Result none = bench("--power none --shapes 16,16,16 --backends=cpu:llmc --gpt2-presets=none"
                       " --benchmark_min_time=0.02 --benchmark_format=json");
   ASSERT_EQ(none.code, 0) << none.err;

@@ -129,6 +129,27 @@ TEST(Cli, PeakReportsVerifiedBandwidthCeilings) {
   fs::remove_all(out);
 }
 
+// The headline source follows power::choose_headline: on mains a charging,
+// full or idle battery (tests/fixtures/power/*-on-mains, not-charging) never
+// gives the headline FLOP/J; the choice, runner-up and rule are in the context.
+TEST(Cli, HeadlineIsNeverABatteryThatIsNotDischarging) {
+  for (const char* fixture : {"charging-on-mains", "full-on-mains", "not-charging"}) {
+    SCOPED_TRACE(fixture);
+    const fs::path out = temp_dir(std::string("headline-") + fixture);
+    Result r = run("run gemm --backend cpu:reference --shapes 8,8,8 --min-time 0 --min-reps 1 --idle 0 --no-peak "
+                   "--sysfs-root " FLOPWATT_TEST_FIXTURES "/power/" + std::string(fixture) + " --out " + out.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(slurp(out / "run.json"));
+    EXPECT_EQ(j["headline_source"], "rapl-powercap:psys-0");
+    EXPECT_EQ(j["context"]["headline"]["source"], "rapl-powercap:psys-0");
+    EXPECT_EQ(j["context"]["headline"]["runner_up"], "rapl-powercap:package-0");
+    EXPECT_NE(j["context"]["headline"]["why"].get<std::string>().find("battery:BAT0"), std::string::npos);
+    EXPECT_FALSE(j["context"]["headline"]["rule"].get<std::string>().empty());
+    EXPECT_TRUE(schema_valid(out / "run.json"));
+    fs::remove_all(out);
+  }
+}
+
 TEST(Cli, BackendsListsEveryBackendWithStatus) {
   Result r = run("backends");
   EXPECT_EQ(r.code, 0);

@@ -105,3 +105,13 @@ TEST(Headline, NoEnergyAndDomainFilter) {
   EXPECT_EQ(*only.source, "rapl-powercap:core-0");
   EXPECT_NE(only.rule.find("--headline-domain"), std::string::npos);
 }
+
+// One discharging battery read two ways: the power_now gauge before the
+// energy_now-delta estimate (the id order alone put "battery-energy:" first).
+TEST(Headline, BatteryPowerGaugeBeforeItsEnergyDeltaEstimate) {
+  auto c = choose_headline({cand("battery-energy:BAT0", "battery", ChargeState::Discharging),
+                            cand("battery:BAT0", "battery", ChargeState::Discharging)});
+  ASSERT_TRUE(c.source);
+  EXPECT_EQ(*c.source, "battery:BAT0");
+  EXPECT_EQ(*c.runner_up, "battery-energy:BAT0");
+}
