@@ -1,4 +1,4 @@
-// Discovery and the headline rule on each scenario tree of issue 12
+// Discovery and the headline rule on each scenario tree of tests/fixtures/power
 // (tests/fixtures/power/<name>, described in <name>.md beside it).
 #include <gtest/gtest.h>
 
