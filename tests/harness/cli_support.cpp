@@ -1,4 +1,4 @@
-#include "cli_support.h"
+#include "tests/harness/cli_support.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "schema_check.h"
+#include "tests/harness/schema_check.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

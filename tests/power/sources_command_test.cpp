@@ -1,4 +1,4 @@
-// `flopwatt sources` (harness/cmd_sources.cpp) end to end, when the binary is built.
+// `flopwatt sources` (harness/cli/cmd_sources.cpp) end to end, when the binary is built.
 #include <gtest/gtest.h>
 
 #include <algorithm>

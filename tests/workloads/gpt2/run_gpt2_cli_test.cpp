@@ -1,4 +1,4 @@
-// `flopwatt run gpt2` end to end (harness/cmd_gpt2.cpp): bad checkpoint and
+// `flopwatt run gpt2` end to end (harness/cli/cmd_gpt2.cpp): bad checkpoint and
 // token files exit 2 with one stderr line naming the file and the problem; a
 // short run on the PyTorch fixture reproduces its first loss, writes the
 // per-step and per-op measurements, and saves a loadable checkpoint.

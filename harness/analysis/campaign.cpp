@@ -1,0 +1,416 @@
+#include "harness/analysis/campaign.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "harness/output/csv_writer.h"
+#include "power/power_state.h"
+#include "workloads/error.h"
+
+namespace flopwatt {
+
+using nlohmann::json;
+
+namespace {
+
+json jopt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json jopt(const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); }
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+std::optional<double> fpj(const Measurement& m, const std::optional<std::string>& src) {
+  if (!src) return std::nullopt;
+  auto it = m.energy.find(*src);
+  return it == m.energy.end() ? std::nullopt : it->second.flop_per_j;
+}
+
+// The gemm suites time every available backend but the naive oracle: `run gemm`
+// verifies against it anyway, and its minutes would dominate the phase.
+std::string gemm_backends(const SuiteSpec& s) {
+  if (!s.backends.empty()) return s.backends;
+  std::vector<std::string> v;
+  for (const auto& b : s.backend_list)
+    if (b.available && b.name != "cpu:reference") v.push_back(b.name);
+  if (v.empty()) throw InputError("--suite " + s.suite, "no GEMM backend is available", "run `flopwatt backends`");
+  return join(v, ",");
+}
+
+std::vector<std::string> gpt2_args(const SuiteSpec& s, const std::string& model, int steps, const std::string& gemm) {
+  std::vector<std::string> a = {"run", "gpt2", "--model", s.gpt2_model.empty() ? model : s.gpt2_model,
+                                "--batch", "4", "--seq", "64",
+                                "--steps", std::to_string(s.gpt2_steps > 0 ? s.gpt2_steps : steps), "--warmup", "1"};
+  if (!gemm.empty()) a.insert(a.end(), {"--gemm-backend", gemm});
+  return a;
+}
+
+// One side (mains or battery) of one row.
+struct Side {
+  const Measurement* m = nullptr;
+  const LoadedRun* run = nullptr;
+  std::optional<std::string> source;  // the energy source its FLOP/J is read from
+};
+
+struct CRow {
+  std::string key, backend;
+  const Measurement* first = nullptr;
+  Side side[2];  // 0 mains, 1 battery
+};
+
+const char* const kStates[2] = {"mains", "battery"};
+
+json side_json(const Side& s) {
+  if (!s.m) return nullptr;
+  const Measurement& m = *s.m;
+  json j = {{"run", s.run->label},
+            {"flop_per_s", m.flop_per_s},
+            {"flop_per_s_p10", rate_at(m, m.time_s.p90)},
+            {"flop_per_s_p90", rate_at(m, m.time_s.p10)},
+            {"time_median_s", m.time_s.median},
+            {"reps", m.reps},
+            {"energy_source", jopt(s.source)},
+            {"energy_domain", s.source ? json(source_domain(s.run->run, *s.source)) : json(nullptr)},
+            {"flop_per_j", jopt(fpj(m, s.source))}};
+  if (s.source) {
+    const EnergyFigures& f = m.energy.at(*s.source);
+    j["avg_power_w"] = f.avg_power_w;
+    j["j_per_rep"] = m.reps > 0 ? f.j / m.reps : 0.0;
+    j["energy_confidence"] = f.confidence;
+  } else {
+    j["avg_power_w"] = nullptr;
+    j["j_per_rep"] = nullptr;
+    j["energy_confidence"] = nullptr;
+  }
+  return j;
+}
+
+// A source both states measured the machine with: same id, with FLOP/J in both,
+// and not a battery gauge (on mains it reads the charging current).
+std::optional<std::string> common_source(const CRow& r) {
+  const Side& a = r.side[0];
+  const Side& b = r.side[1];
+  if (!a.m || !b.m) return std::nullopt;
+  auto ok = [&](const std::string& id) {
+    return fpj(*a.m, id) && fpj(*b.m, id) && source_domain(a.run->run, id) != "battery" &&
+           source_domain(b.run->run, id) != "battery";
+  };
+  if (a.source && ok(*a.source)) return a.source;
+  if (b.source && ok(*b.source)) return b.source;
+  for (const auto& [id, f] : a.m->energy)
+    if (ok(id)) return id;
+  return std::nullopt;
+}
+
+std::string fmt_num(const json& v) {
+  if (v.is_null()) return "";
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number_integer()) return std::to_string(v.get<long long>());
+  if (v.is_number()) return fmt::format("{:.9g}", v.get<double>());
+  return csv_escape(v.get<std::string>());
+}
+
+const json& at_path(const json& j, std::initializer_list<const char*> path) {
+  static const json none;
+  const json* p = &j;
+  for (const char* k : path) {
+    if (!p->is_object() || !p->contains(k)) return none;
+    p = &(*p)[k];
+  }
+  return *p;
+}
+
+}  // namespace
+
+SupplySnapshot read_supply(const std::string& root, double t_s) {
+  SupplySnapshot s;
+  s.t_s = t_s;
+  const auto ps = power::read_power_state(root);
+  if (!ps) return s;
+  s.ac_online = ps->ac_online;
+  s.ac_inferred = ps->ac_inferred;
+  s.has_battery = !ps->batteries.empty();
+  s.battery_percent = ps->battery_percent;
+  if (s.has_battery) {
+    s.battery_status = power::to_string(ps->batteries.front().status);
+    double wh = 0;
+    bool all = true;
+    for (const auto& b : ps->batteries) {
+      if (b.energy_wh) wh += *b.energy_wh;
+      else all = false;
+    }
+    if (all) s.battery_energy_wh = wh;
+  }
+  return s;
+}
+
+std::string supply_state(const SupplySnapshot& s) {
+  if (!s.ac_online) return "unknown";
+  return *s.ac_online ? "mains" : "battery";
+}
+
+json to_json(const SupplySnapshot& s) {
+  return {{"t_s", s.t_s},
+          {"state", supply_state(s)},
+          {"ac_online", s.ac_online ? json(*s.ac_online) : json(nullptr)},
+          {"ac_inferred", s.ac_inferred},
+          {"battery_percent", jopt(s.battery_percent)},
+          {"battery_energy_wh", jopt(s.battery_energy_wh)},
+          {"battery_status", s.has_battery ? json(s.battery_status) : json(nullptr)}};
+}
+
+std::vector<std::string> suite_names() { return {"gemm-smoke", "gemm-gpt2", "gpt2-step", "paper"}; }
+
+std::vector<SuitePart> suite_parts(const SuiteSpec& s) {
+  const std::string flag = "--suite " + s.suite;
+  if (s.suite == "gemm-smoke") {
+    // Small shapes, one of them in the GPT-2 layout (NT): seconds per phase.
+    return {{"gemm",
+             {"run", "gemm", "--backend", gemm_backends(s), "--shapes",
+              s.shapes.empty() ? "128,128,128;256,256,256;256,768,768,NT" : s.shapes, "--no-peak"},
+             "small GEMMs on every available backend"}};
+  }
+  if (s.suite == "gemm-gpt2") {
+    return {{"gemm",
+             {"run", "gemm", "--backend", gemm_backends(s), "--shapes", s.shapes.empty() ? "gpt2-124m" : s.shapes},
+             "the GEMMs of a GPT-2 124M training step (B=4, T=64) on every available backend"}};
+  }
+  if (s.suite != "gpt2-step" && s.suite != "paper")
+    throw InputError(flag, "unknown suite", "use one of " + join(suite_names(), ", "));
+  if (!s.have_gpt2)
+    throw InputError(flag, "this build has no `run gpt2` command", "use --suite gemm-smoke or gemm-gpt2");
+  if (s.suite == "gpt2-step") return {{"gpt2", gpt2_args(s, "d12", 4, ""), "a short GPT-2 124M training run"}};
+
+  // paper: GPT-2 124M fine-tuning steps at B=4, T=64 with the GEMMs on the CPU
+  // (llm.c's own matmul, the study's baseline, and the fastest CPU library)
+  // and on the NPU (the device when present, else its simulator, labelled).
+  std::vector<SuitePart> parts;
+  auto avail = [&](const std::string& n) {
+    for (const auto& b : s.backend_list)
+      if (b.name == n) return b.available;
+    return false;
+  };
+  if (avail("cpu:llmc")) parts.push_back({"cpu-llmc", gpt2_args(s, "d12", 6, "cpu:llmc"), "GEMMs on llm.c's CPU matmul"});
+  if (!s.fastest_cpu.empty() && s.fastest_cpu != "cpu:llmc")
+    parts.push_back({"cpu-" + s.fastest_cpu.substr(s.fastest_cpu.find(':') + 1), gpt2_args(s, "d12", 6, s.fastest_cpu),
+                     "GEMMs on " + s.fastest_cpu});
+  std::string npu, npu_note;
+  if (avail("npu:xdna")) {
+    npu = "npu:xdna";
+    npu_note = "GEMMs on the NPU";
+  } else {
+    for (const auto& b : s.backend_list)
+      if (b.available && b.simulated && b.name.rfind("npu:", 0) == 0) {
+        npu = b.name;
+        npu_note = "GEMMs on the NPU model " + b.name + " (simulated: no NPU on this machine)";
+        break;
+      }
+  }
+  if (npu.empty())
+    throw InputError(flag, "neither npu:xdna nor an NPU simulator is available",
+                     "run `flopwatt backends` to see why; use --suite gpt2-step for the CPU alone");
+  if (parts.empty())
+    throw InputError(flag, "no CPU GEMM backend is available", "run `flopwatt backends`");
+  parts.push_back({"npu", gpt2_args(s, "d12", 6, npu), npu_note});
+  return parts;
+}
+
+CooldownCheck check_cooldown(const std::vector<power::Temperature>& start, const std::vector<power::Temperature>& now,
+                             double margin_c) {
+  CooldownCheck c;
+  bool any = false;
+  for (const auto& t : now)
+    for (const auto& s : start)
+      if (s.id == t.id) {
+        const double excess = t.celsius - (s.celsius + margin_c);
+        if (!any || excess > c.worst_excess_c) {
+          c.worst_excess_c = excess;
+          c.worst_sensor = t.id;
+        }
+        any = true;
+      }
+  c.reached = !any || c.worst_excess_c <= 0;
+  return c;
+}
+
+json compare_mains_battery(const std::vector<LoadedRun>& mains, const std::vector<LoadedRun>& battery,
+                           const ComparisonOptions& o) {
+  std::vector<CRow> rows;
+  std::map<std::pair<std::string, std::string>, std::size_t> index;
+  const std::vector<LoadedRun>* states[2] = {&mains, &battery};
+  for (int s = 0; s < 2; ++s)
+    for (const auto& run : *states[s])
+      for (const auto& m : run.run.measurements) {
+        if (!comparable(m)) continue;
+        const auto k = std::make_pair(config_key(m), m.backend);
+        auto it = index.find(k);
+        if (it == index.end()) {
+          CRow r;
+          r.key = k.first;
+          r.backend = k.second;
+          r.first = &m;
+          it = index.emplace(k, rows.size()).first;
+          rows.push_back(r);
+        }
+        Side& side = rows[it->second].side[s];
+        if (side.m) continue;  // the first run of the phase that measured it
+        side.m = &m;
+        side.run = &run;
+        side.source = pick_energy_source(run.run, m, s == 0);
+      }
+
+  // Baseline backend per configuration and state, among the backends that ran it there.
+  std::map<std::string, std::string> baseline[2];
+  std::map<std::pair<std::string, std::string>, const CRow*> by;
+  for (int s = 0; s < 2; ++s) {
+    std::map<std::string, std::vector<std::string>> have;
+    for (const auto& r : rows)
+      if (r.side[s].m) have[r.key].push_back(r.backend);
+    for (auto& [key, list] : have) {
+      const bool forced = !o.baseline_backend.empty() &&
+                          std::find(list.begin(), list.end(), o.baseline_backend) != list.end();
+      baseline[s][key] = forced ? o.baseline_backend : baseline_backend(list);
+    }
+  }
+  for (const auto& r : rows) by[{r.key, r.backend}] = &r;
+
+  json jrows = json::array();
+  for (const auto& r : rows) {
+    const Measurement& m = *r.first;
+    json j = {{"workload", m.workload},
+              {"op", m.op},
+              {"label", config_label(m)},
+              {"pass", jopt(m.pass)},
+              {"layer", m.layer ? json(*m.layer) : json(nullptr)},
+              {"backend", r.backend},
+              {"dtype", m.dtype},
+              {"shape", m.shape ? json{{"M", m.shape->M}, {"N", m.shape->N}, {"K", m.shape->K}} : json(nullptr)},
+              {"flop", m.flop},
+              {"simulated", m.simulated}};
+    for (int s = 0; s < 2; ++s) {
+      json side = side_json(r.side[s]);
+      if (!side.is_null()) {
+        const std::string& bb = baseline[s][r.key];
+        json sp = {{"baseline", bb}, {"flop_per_s", nullptr}, {"ci95", nullptr}, {"flop_per_j", nullptr},
+                   {"flop_per_j_source", nullptr}};
+        const CRow* base = by.count({r.key, bb}) ? by[{r.key, bb}] : nullptr;
+        if (base && base->side[s].m) {
+          if (auto rr = rate_ratio(*r.side[s].m, *base->side[s].m)) {
+            sp["flop_per_s"] = rr->ratio;
+            sp["ci95"] = rr->ci95;
+          }
+          // Efficiency gains only between like measurements: the same energy source.
+          const auto& a = r.side[s].source;
+          const auto& b = base->side[s].source;
+          const auto fa = fpj(*r.side[s].m, a), fb = fpj(*base->side[s].m, b);
+          if (a && b && *a == *b && fa && fb && *fb > 0) {
+            sp["flop_per_j"] = *fa / *fb;
+            sp["flop_per_j_source"] = *a;
+          }
+        }
+        side["speedup"] = sp;
+      }
+      j[kStates[s]] = side;
+    }
+    json q = {{"flop_per_s", nullptr}, {"ci95", nullptr}, {"flop_per_j", nullptr}, {"flop_per_j_source", nullptr}};
+    if (r.side[0].m && r.side[1].m) {
+      if (auto rr = rate_ratio(*r.side[0].m, *r.side[1].m)) {
+        q["flop_per_s"] = rr->ratio;
+        q["ci95"] = rr->ci95;
+      }
+      if (auto src = common_source(r)) {
+        q["flop_per_j"] = *fpj(*r.side[0].m, src) / *fpj(*r.side[1].m, src);
+        q["flop_per_j_source"] = *src;
+      }
+    }
+    if (m.simulated) q["note"] = "simulated: modelled time and energy do not depend on the power supply";
+    j["mains_over_battery"] = q;
+    jrows.push_back(j);
+  }
+  json out;
+  out["kind"] = "flopwatt-mains-vs-battery";
+  out["schema_version"] = 1;
+  out["method"] = {
+      {"flop_per_s", "at the median time of each measurement; ci95: from both medians' 95% CIs, combined worst-case"},
+      {"flop_per_j_mains",
+       "the run's headline source unless it is a battery gauge (on mains it reads the charging current), else the "
+       "widest other domain"},
+      {"flop_per_j_battery", "the run's headline source (the battery gauge on a laptop without RAPL psys)"},
+      {"mains_over_battery_flop_per_j", "only from a source that measured the machine in both states (same id)"},
+      {"speedup", "backend / baseline backend of the same configuration in the same state; FLOP/J only when both "
+                  "used the same source"}};
+  for (int s = 0; s < 2; ++s) {
+    json labels = json::array();
+    for (const auto& run : *states[s]) labels.push_back(run.label);
+    out["runs"][kStates[s]] = labels;
+  }
+  out["rows"] = jrows;
+  return out;
+}
+
+std::string comparison_csv(const json& c) {
+  std::vector<std::string> cols = {"workload", "op", "pass", "layer", "backend", "dtype", "M", "N", "K", "simulated",
+                                   "flop"};
+  const char* side_cols[] = {"flop_per_s", "time_median_s", "reps", "energy_source", "avg_power_w", "flop_per_j",
+                             "energy_confidence"};
+  for (const char* s : kStates) {
+    for (const char* f : side_cols) cols.push_back(std::string(s) + "/" + f);
+    for (const char* f : {"baseline", "flop_per_s", "flop_per_j"}) cols.push_back(std::string(s) + "/speedup_" + f);
+  }
+  for (const char* f : {"flop_per_s", "ci95_lo", "ci95_hi", "flop_per_j", "flop_per_j_source"})
+    cols.push_back(std::string("mains_over_battery/") + f);
+  std::ostringstream os;
+  for (std::size_t i = 0; i < cols.size(); ++i) os << (i ? "," : "") << cols[i];
+  os << "\n";
+  for (const auto& r : c.at("rows")) {
+    std::vector<std::string> cells = {fmt_num(r["workload"]), fmt_num(r["op"]),    fmt_num(r["pass"]),
+                                      fmt_num(r["layer"]),    fmt_num(r["backend"]), fmt_num(r["dtype"]),
+                                      fmt_num(at_path(r, {"shape", "M"})), fmt_num(at_path(r, {"shape", "N"})),
+                                      fmt_num(at_path(r, {"shape", "K"})), fmt_num(r["simulated"]),
+                                      fmt_num(r["flop"])};
+    for (const char* s : kStates) {
+      for (const char* f : side_cols) cells.push_back(fmt_num(at_path(r, {s, f})));
+      for (const char* f : {"baseline", "flop_per_s", "flop_per_j"}) cells.push_back(fmt_num(at_path(r, {s, "speedup", f})));
+    }
+    const json& q = r["mains_over_battery"];
+    cells.push_back(fmt_num(q["flop_per_s"]));
+    cells.push_back(q["ci95"].is_array() ? fmt_num(q["ci95"][0]) : "");
+    cells.push_back(q["ci95"].is_array() ? fmt_num(q["ci95"][1]) : "");
+    cells.push_back(fmt_num(q["flop_per_j"]));
+    cells.push_back(fmt_num(q["flop_per_j_source"]));
+    for (std::size_t i = 0; i < cells.size(); ++i) os << (i ? "," : "") << cells[i];
+    os << "\n";
+  }
+  return os.str();
+}
+
+std::string comparison_markdown(const json& c) {
+  auto g = [](const json& v, double scale) { return v.is_number() ? fmt::format("{:.3g}", v.get<double>() * scale) : "-"; };
+  std::ostringstream os;
+  os << "| configuration | backend | mains GFLOP/s | battery GFLOP/s | mains/battery | mains GFLOP/J | battery GFLOP/J "
+        "| mains/battery FLOP/J | speedup mains | speedup battery |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : c.at("rows")) {
+    auto sp = [&](const char* s) {
+      const json& x = at_path(r, {s, "speedup", "flop_per_s"});
+      const json& b = at_path(r, {s, "speedup", "baseline"});
+      if (!x.is_number()) return std::string("-");
+      if (b.is_string() && b.get<std::string>() == r["backend"].get<std::string>()) return std::string("(baseline)");
+      return fmt::format("{:.3g}x vs {}", x.get<double>(), b.get<std::string>());
+    };
+    os << "| " << r["label"].get<std::string>() << " | " << r["backend"].get<std::string>()
+       << (r["simulated"].get<bool>() ? " (sim)" : "") << " | " << g(at_path(r, {"mains", "flop_per_s"}), 1e-9)
+       << " | " << g(at_path(r, {"battery", "flop_per_s"}), 1e-9) << " | "
+       << g(r["mains_over_battery"]["flop_per_s"], 1) << " | " << g(at_path(r, {"mains", "flop_per_j"}), 1e-9)
+       << " | " << g(at_path(r, {"battery", "flop_per_j"}), 1e-9) << " | "
+       << g(r["mains_over_battery"]["flop_per_j"], 1) << " | " << sp("mains") << " | " << sp("battery") << " |\n";
+  }
+  return os.str();
+}
+
+}  // namespace flopwatt

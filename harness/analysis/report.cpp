@@ -1,0 +1,577 @@
+#include "harness/analysis/report.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "harness/output/csv_writer.h"
+#include "workloads/error.h"
+
+namespace fs = std::filesystem;
+
+namespace flopwatt {
+
+using nlohmann::json;
+
+namespace {
+
+const char* const kRunFix = "pass a directory written by `flopwatt run ...` or `flopwatt campaign ...`";
+
+// Same order as the headline choice of harness/run/energy.cpp: wider domains first.
+int domain_rank(const std::string& d) {
+  static const char* order[] = {"wall", "battery", "psys", "package", "npu", "core", "uncore", "dram"};
+  for (int i = 0; i < int(std::size(order)); ++i)
+    if (d == order[i]) return i;
+  return 100;
+}
+
+std::string shape_text(const Measurement& m) {
+  return m.shape ? fmt::format("{}x{}x{}", m.shape->M, m.shape->N, m.shape->K) : "";
+}
+
+std::optional<double> fpj(const Measurement& m, const std::optional<std::string>& src) {
+  if (!src) return std::nullopt;
+  auto it = m.energy.find(*src);
+  if (it == m.energy.end()) return std::nullopt;
+  return it->second.flop_per_j;
+}
+
+json jopt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json jopt(const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); }
+
+std::string g3(double v) { return fmt::format("{:.3g}", v); }
+std::string giga(double v) { return fmt::format("{:.3g}", v * 1e-9); }
+
+// One comparable configuration on one backend, and where each run measured it.
+struct Row {
+  std::string key, backend;
+  const Measurement* first = nullptr;         // for the descriptive columns
+  std::vector<const Measurement*> per_run;    // nullptr: not measured (or skipped) in that run
+  std::vector<std::string> skipped;           // per run: the reason, when skipped
+};
+
+// across_backends: one row per configuration whatever the backend, for runs
+// that each ran one backend (the paper suite's `run gpt2` per GEMM backend).
+std::vector<Row> build_rows(const std::vector<LoadedRun>& runs, bool across_backends) {
+  std::vector<Row> rows;
+  std::map<std::pair<std::string, std::string>, std::size_t> index;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    for (const auto& m : runs[r].run.measurements) {
+      const bool ok = comparable(m);
+      if (!ok && !m.skipped) continue;
+      const auto k = std::make_pair(config_key(m), across_backends ? std::string() : m.backend);
+      auto it = index.find(k);
+      if (it == index.end()) {
+        Row row;
+        row.key = k.first;
+        row.backend = k.second;
+        row.first = &m;
+        row.per_run.assign(runs.size(), nullptr);
+        row.skipped.assign(runs.size(), "");
+        it = index.emplace(k, rows.size()).first;
+        rows.push_back(std::move(row));
+      }
+      Row& row = rows[it->second];
+      if (across_backends && (ok || m.skipped) && !row.per_run[r] && row.skipped[r].empty() &&
+          ("," + row.backend + ",").find("," + m.backend + ",") == std::string::npos)
+        row.backend += (row.backend.empty() ? "" : ",") + m.backend;
+      if (ok && !row.per_run[r]) {
+        row.per_run[r] = &m;
+        if (row.first->skipped) row.first = &m;
+      } else if (!ok && !row.per_run[r]) {
+        row.skipped[r] = *m.skipped;
+      }
+    }
+  }
+  return rows;
+}
+
+std::string power_text(const LoadedRun& r) {
+  const json& c = r.run.context;
+  std::string s;
+  if (c.contains("ac_online") && c["ac_online"].is_boolean()) s = c["ac_online"].get<bool>() ? "mains" : "battery";
+  if (c.contains("battery_percent") && c["battery_percent"].is_number())
+    s += (s.empty() ? "" : ", ") + fmt::format("battery {:.0f}%", c["battery_percent"].get<double>());
+  return s.empty() ? "?" : s;
+}
+
+std::string context_text(const json& c, const char* key) {
+  return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : "?";
+}
+
+// The sources this run's FLOP/J figures are read from (not always the headline:
+// on mains a battery gauge is skipped).
+std::string used_sources(const Run& run) {
+  std::set<std::string> ids;
+  for (const auto& m : run.measurements)
+    if (comparable(m))
+      if (auto s = pick_energy_source(run, m, on_mains(run))) ids.insert(*s);
+  std::string out;
+  for (const auto& id : ids) out += (out.empty() ? "" : ", ") + id;
+  return out.empty() ? "none" : out;
+}
+
+std::string md_escape(std::string s) {
+  std::string o;
+  for (char ch : s) {
+    if (ch == '|') o += '\\';
+    o += ch;
+  }
+  return o;
+}
+
+}  // namespace
+
+Run load_run_file(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw InputError(path, "cannot read", kRunFix);
+  json j;
+  try {
+    j = json::parse(f);
+  } catch (const json::parse_error& e) {
+    throw InputError(path, fmt::format("not valid JSON at byte {}", e.byte),
+                     "the file was cut off or edited; re-run the measurement");
+  }
+  if (!j.is_object() || !j.contains("schema_version"))
+    throw InputError(path, "malformed run.json: no schema_version", kRunFix);
+  if (!j["schema_version"].is_number_integer() || j["schema_version"].get<int>() != 1)
+    throw InputError(path, "unsupported schema_version " + j["schema_version"].dump(),
+                     "this flopwatt reads schema_version 1; use the flopwatt that wrote the run");
+  if (!j.contains("measurements") || !j["measurements"].is_array())
+    throw InputError(path, "malformed run.json: measurements is not an array", kRunFix);
+  try {
+    return run_from_json(j);
+  } catch (const json::exception& e) {
+    // nlohmann's text names the field and the type it found, which is the useful part.
+    std::string what = e.what();
+    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    throw InputError(path, "malformed run.json: " + what, kRunFix);
+  }
+}
+
+std::vector<LoadedRun> load_runs(const std::string& dir) {
+  const fs::path d(dir);
+  std::error_code ec;
+  if (!fs::is_directory(d, ec)) throw InputError(dir, "not a directory", kRunFix);
+  const std::string name = fs::absolute(d).lexically_normal().filename().string().empty()
+                               ? fs::absolute(d).lexically_normal().parent_path().filename().string()
+                               : fs::absolute(d).lexically_normal().filename().string();
+  if (fs::exists(d / "run.json")) return {LoadedRun{name, dir, load_run_file((d / "run.json").string())}};
+  std::vector<LoadedRun> out;
+  if (fs::exists(d / "campaign.json")) {
+    const std::string cpath = (d / "campaign.json").string();
+    std::ifstream f(cpath);
+    json c;
+    try {
+      c = json::parse(f);
+    } catch (const json::parse_error& e) {
+      throw InputError(cpath, fmt::format("not valid JSON at byte {}", e.byte), "re-run the campaign");
+    }
+    if (!c.contains("phases") || !c["phases"].is_array())
+      throw InputError(cpath, "malformed campaign.json: no phases array", "re-run the campaign");
+    for (const auto& ph : c["phases"]) {
+      const std::string state = ph.value("state", "?");
+      for (const auto& r : ph.value("runs", json::array())) {
+        const std::string rel = r.value("dir", "");
+        if (rel.empty() || !fs::exists(d / rel / "run.json")) continue;  // a phase that never started
+        std::string label = name + "/" + state;
+        const std::string part = r.value("part", "");
+        if (ph.value("runs", json::array()).size() > 1) label += "/" + part;
+        out.push_back({label, (d / rel).string(), load_run_file((d / rel / "run.json").string())});
+      }
+    }
+    if (out.empty()) throw InputError(cpath, "the campaign has no finished run", "re-run the campaign");
+    return out;
+  }
+  // A folder of run dirs (results/runs/): every direct subdirectory that is a run or a campaign.
+  std::vector<fs::path> subs;
+  for (const auto& e : fs::directory_iterator(d, ec))
+    if (e.is_directory() && (fs::exists(e.path() / "run.json") || fs::exists(e.path() / "campaign.json")))
+      subs.push_back(e.path());
+  std::sort(subs.begin(), subs.end());
+  for (const auto& s : subs) {
+    if (fs::exists(s / "run.json")) {
+      out.push_back({name + "/" + s.filename().string(), s.string(), load_run_file((s / "run.json").string())});
+      continue;
+    }
+    for (auto& r : load_runs(s.string())) {
+      r.label = name + "/" + r.label;
+      out.push_back(std::move(r));
+    }
+  }
+  if (out.empty())
+    throw InputError(dir, "neither a run dir (run.json) nor a campaign dir (campaign.json), and no run dirs inside",
+                     kRunFix);
+  return out;
+}
+
+std::string config_key(const Measurement& m) {
+  // The FLOP count pins what the name alone does not (model size, batch, sequence).
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{:.9g}", m.workload, m.op, m.pass.value_or(""),
+                     m.layer ? std::to_string(*m.layer) : "", m.dtype, shape_text(m), m.layout.value_or(""), m.flop);
+}
+
+std::string config_label(const Measurement& m) {
+  std::string s = m.op;
+  if (m.pass) s += " " + *m.pass;
+  if (m.layer) s += " L" + std::to_string(*m.layer);
+  // A custom shape's op is already its shape ("128x256x64_NT").
+  const bool named_by_shape = m.shape && m.op.rfind(shape_text(m), 0) == 0;
+  if (m.shape && !named_by_shape) s += " " + shape_text(m);
+  if (m.layout && m.workload == "gemm" && *m.layout != "NN" && !named_by_shape) s += " " + *m.layout;
+  if (m.dtype != "fp32") s += " " + m.dtype;
+  return s;
+}
+
+bool comparable(const Measurement& m) {
+  if (m.skipped || !(m.flop_per_s > 0) || m.reps < 1) return false;
+  return !(m.workload == "gpt2" && m.step);  // per-step rows; the run's "step" row summarizes them
+}
+
+std::string source_domain(const Run& run, const std::string& id) {
+  for (const auto& s : run.power_sources)
+    if (s.id == id) return s.domain;
+  if (id.rfind("npu-model:", 0) == 0) return "npu";
+  if (id.rfind("battery", 0) == 0) return "battery";
+  return "";
+}
+
+std::optional<std::string> pick_energy_source(const Run& run, const Measurement& m, bool exclude_battery) {
+  auto usable = [&](const std::string& id) {
+    auto it = m.energy.find(id);
+    if (it == m.energy.end() || !it->second.flop_per_j) return false;
+    return !(exclude_battery && source_domain(run, id) == "battery");
+  };
+  if (run.headline_source && usable(*run.headline_source)) return run.headline_source;
+  std::optional<std::string> best;
+  for (const auto& [id, f] : m.energy)
+    if (usable(id) && (!best || domain_rank(source_domain(run, id)) < domain_rank(source_domain(run, *best))))
+      best = id;
+  return best;
+}
+
+bool on_mains(const Run& run) {
+  const auto it = run.context.find("ac_online");
+  return it != run.context.end() && it->is_boolean() && it->get<bool>();
+}
+
+std::optional<std::string> shared_energy_source(const Run& a, const Measurement& ma, const Run& b,
+                                                const Measurement& mb) {
+  const auto pa = pick_energy_source(a, ma, on_mains(a)), pb = pick_energy_source(b, mb, on_mains(b));
+  if (pa && pb && *pa == *pb) return pa;
+  // Different headlines (a battery gauge on battery, the package on mains): the
+  // widest source both measured, never a battery gauge of a run on mains.
+  const bool no_battery = on_mains(a) || on_mains(b);
+  std::optional<std::string> best;
+  for (const auto& [id, f] : ma.energy) {
+    auto it = mb.energy.find(id);
+    if (!f.flop_per_j || it == mb.energy.end() || !it->second.flop_per_j) continue;
+    if (no_battery && (source_domain(a, id) == "battery" || source_domain(b, id) == "battery")) continue;
+    if (!best || domain_rank(source_domain(a, id)) < domain_rank(source_domain(a, *best))) best = id;
+  }
+  return best;
+}
+
+std::string baseline_backend(const std::vector<std::string>& backends) {
+  for (const auto& b : backends)
+    if (b == "cpu:llmc") return b;
+  for (const auto& b : backends)
+    if (b != "cpu:reference") return b;
+  return backends.empty() ? "" : backends.front();
+}
+
+double rate_at(const Measurement& m, double t) { return t > 0 ? m.flop / t : 0; }
+
+std::optional<RatioInterval> rate_ratio(const Measurement& num, const Measurement& den) {
+  if (!(num.flop_per_s > 0) || !(den.flop_per_s > 0)) return std::nullopt;
+  RatioInterval r;
+  r.ratio = num.flop_per_s / den.flop_per_s;
+  // Rate bounds are the time bounds swapped: the slow end of the times is the low rate.
+  auto lo_hi = [](const Measurement& m, double t_lo, double t_hi) {
+    return std::array<double, 2>{rate_at(m, t_hi), rate_at(m, t_lo)};
+  };
+  const auto n_ci = lo_hi(num, num.time_s.ci95_lo, num.time_s.ci95_hi);
+  const auto d_ci = lo_hi(den, den.time_s.ci95_lo, den.time_s.ci95_hi);
+  const auto n_q = lo_hi(num, num.time_s.p10, num.time_s.p90);
+  const auto d_q = lo_hi(den, den.time_s.p10, den.time_s.p90);
+  auto div = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+  r.ci95 = {div(n_ci[0], d_ci[1]), div(n_ci[1], d_ci[0])};
+  r.p10_p90 = {div(n_q[0], d_q[1]), div(n_q[1], d_q[0])};
+  return r;
+}
+
+ReportFormat parse_report_format(const std::string& s, const std::string& flag) {
+  if (s == "md" || s == "markdown") return ReportFormat::Markdown;
+  if (s == "csv") return ReportFormat::Csv;
+  if (s == "json") return ReportFormat::Json;
+  throw InputError(flag + " " + s, "unknown format", "use md, csv or json");
+}
+
+json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
+  json j;
+  j["kind"] = "flopwatt-report";
+  j["schema_version"] = 1;
+  j["baseline"] = runs.empty() ? json(nullptr) : json(runs[o.baseline].label);
+  j["ratio_method"] =
+      "FLOP/s ratio = run / baseline at the median times; ci95: from each median's 95% CI (order statistics), "
+      "p10_p90: from each run's p10..p90, both combined worst-case; FLOP/J ratio only from one energy source "
+      "both runs measured (flop_per_j_source), never a battery gauge of a run on mains";
+  json rs = json::array();
+  for (const auto& r : runs) {
+    const json& c = r.run.context;
+    rs.push_back({{"label", r.label},
+                  {"dir", r.dir},
+                  {"run_id", r.run.run_id},
+                  {"complete", r.run.complete},
+                  {"headline_source", jopt(r.run.headline_source)},
+                  {"cpu", c.value("cpu", json(nullptr))},
+                  {"kernel", c.value("kernel", json(nullptr))},
+                  {"threads", c.value("threads", json(nullptr))},
+                  {"ac_online", c.value("ac_online", json(nullptr))},
+                  {"battery_percent", c.value("battery_percent", json(nullptr))}});
+  }
+  j["runs"] = rs;
+  json rows = json::array();
+  for (const Row& row : build_rows(runs, o.across_backends && runs.size() > 1)) {
+    const Measurement& m = *row.first;
+    json jr = {{"workload", m.workload}, {"op", m.op},     {"pass", jopt(m.pass)},
+               {"layer", m.layer ? json(*m.layer) : json(nullptr)},
+               {"backend", row.backend}, {"dtype", m.dtype},
+               {"shape", m.shape ? json{{"M", m.shape->M}, {"N", m.shape->N}, {"K", m.shape->K}} : json(nullptr)},
+               {"flop", m.flop},         {"simulated", m.simulated}};
+    json per = json::object(), ratios = json::object();
+    const Measurement* base = row.per_run[o.baseline];
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      const Measurement* x = row.per_run[r];
+      const std::string& label = runs[r].label;
+      if (!x) {
+        per[label] = row.skipped[r].empty() ? json(nullptr) : json{{"skipped", row.skipped[r]}};
+        continue;
+      }
+      const auto src = pick_energy_source(runs[r].run, *x, on_mains(runs[r].run));
+      json e = {{"backend", x->backend},
+                {"flop_per_s", x->flop_per_s},
+                {"flop_per_s_p10", rate_at(*x, x->time_s.p90)},
+                {"flop_per_s_p90", rate_at(*x, x->time_s.p10)},
+                {"flop_per_s_ci95", {rate_at(*x, x->time_s.ci95_hi), rate_at(*x, x->time_s.ci95_lo)}},
+                {"time_median_s", x->time_s.median},
+                {"reps", x->reps},
+                {"verified", x->verified ? json(*x->verified) : json(nullptr)},
+                {"energy_source", jopt(src)},
+                {"flop_per_j", jopt(fpj(*x, src))}};
+      if (src) e["energy_confidence"] = x->energy.at(*src).confidence;
+      per[label] = e;
+      if (r == o.baseline || !base) continue;
+      const auto rr = rate_ratio(*x, *base);
+      if (!rr) continue;
+      json q = {{"flop_per_s", rr->ratio}, {"ci95", rr->ci95}, {"p10_p90", rr->p10_p90}};
+      // FLOP/J only compares like with like: one source id measured in both runs.
+      const auto shared = shared_energy_source(runs[r].run, *x, runs[o.baseline].run, *base);
+      const auto a = fpj(*x, shared), b = fpj(*base, shared);
+      if (a && b && *b > 0) {
+        q["flop_per_j"] = *a / *b;
+        q["flop_per_j_source"] = *shared;
+      } else {
+        q["flop_per_j"] = nullptr;
+        q["flop_per_j_source"] = nullptr;
+      }
+      ratios[label] = q;
+    }
+    jr["runs"] = per;
+    jr["ratios_vs_baseline"] = ratios;
+    rows.push_back(jr);
+  }
+  j["rows"] = rows;
+  return j;
+}
+
+std::string report_csv(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
+  // Long format (one line per row and run): a spreadsheet or pandas pivots it freely.
+  const json j = report_json(runs, o);
+  std::ostringstream os;
+  const char* cols[] = {"run", "workload", "op", "pass", "layer", "backend", "dtype", "M", "N", "K", "simulated",
+                        "flop", "reps", "time_median_s", "flop_per_s", "flop_per_s_p10", "flop_per_s_p90",
+                        "flop_per_s_ci95_lo", "flop_per_s_ci95_hi", "energy_source", "flop_per_j",
+                        "energy_confidence", "skipped", "ratio_vs_baseline/flop_per_s",
+                        "ratio_vs_baseline/ci95_lo", "ratio_vs_baseline/ci95_hi", "ratio_vs_baseline/p10_p90_lo",
+                        "ratio_vs_baseline/p10_p90_hi", "ratio_vs_baseline/flop_per_j"};
+  for (std::size_t i = 0; i < std::size(cols); ++i) os << (i ? "," : "") << cols[i];
+  os << "\n";
+  auto num = [](const json& v) -> std::string {
+    if (v.is_null()) return "";
+    if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+    if (v.is_number_integer()) return std::to_string(v.get<long long>());
+    if (v.is_number()) return fmt::format("{:.9g}", v.get<double>());
+    return csv_escape(v.get<std::string>());
+  };
+  for (const auto& row : j["rows"]) {
+    for (const auto& run : j["runs"]) {
+      const std::string label = run["label"];
+      const json& e = row["runs"][label];
+      if (e.is_null()) continue;
+      const json shape = row["shape"];
+      const json none;
+      auto sh = [&](const char* k) { return shape.is_null() ? std::string() : num(shape[k]); };
+      const json& q = row["ratios_vs_baseline"].contains(label) ? row["ratios_vs_baseline"][label] : none;
+      auto qv = [&](const char* k, int i = -1) {
+        if (q.is_null() || !q.contains(k)) return std::string();
+        return i < 0 ? num(q[k]) : num(q[k][i]);
+      };
+      auto ev = [&](const char* k) { return e.contains(k) ? num(e[k]) : std::string(); };
+      auto ci = [&](int i) { return e.contains("flop_per_s_ci95") ? num(e["flop_per_s_ci95"][i]) : std::string(); };
+      const std::vector<std::string> cells = {
+          csv_escape(label), num(row["workload"]), num(row["op"]), num(row["pass"]), num(row["layer"]),
+          num(row["backend"]), num(row["dtype"]), sh("M"), sh("N"), sh("K"), num(row["simulated"]),
+          num(row["flop"]), ev("reps"), ev("time_median_s"), ev("flop_per_s"), ev("flop_per_s_p10"),
+          ev("flop_per_s_p90"), ci(0), ci(1), ev("energy_source"), ev("flop_per_j"), ev("energy_confidence"),
+          ev("skipped"), qv("flop_per_s"), qv("ci95", 0), qv("ci95", 1), qv("p10_p90", 0), qv("p10_p90", 1),
+          qv("flop_per_j")};
+      for (std::size_t i = 0; i < cells.size(); ++i) os << (i ? "," : "") << cells[i];
+      os << "\n";
+    }
+  }
+  return os.str();
+}
+
+std::string report_markdown(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
+  std::ostringstream os;
+  os << "# flopwatt report\n\n";
+  os << "| # | run | run id | complete | CPU | threads | power | FLOP/J from |\n|---|---|---|---|---|---|---|---|\n";
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto& r = runs[i];
+    const json& c = r.run.context;
+    os << fmt::format("| {} | {}{} | {} | {} | {} | {} | {} | {} |\n", i + 1, md_escape(r.label),
+                      i == o.baseline && runs.size() > 1 ? " (baseline)" : "", r.run.run_id,
+                      r.run.complete ? "yes" : "**no**", md_escape(context_text(c, "cpu")),
+                      c.contains("threads") ? c["threads"].dump() : "?", power_text(r), used_sources(r.run));
+  }
+  const std::vector<Row> rows = build_rows(runs, o.across_backends && runs.size() > 1);
+  const bool multi = runs.size() > 1;
+  os << "\n";
+  if (multi) {
+    os << "GFLOP/s at the median time, [p10-p90 of the repetitions]. Ratio: run / baseline at the medians, "
+          "[interval from both medians' 95% CIs, combined worst-case]. GFLOP/J from each run's headline source "
+          "(past battery gauges on mains); its ratio only from one source both runs measured.\n";
+  } else {
+    os << "GFLOP/s at the median time, [p10-p90 of the repetitions]; speedup vs the baseline backend of each "
+          "configuration, [interval from both medians' 95% CIs]; GFLOP/J from the named source.\n";
+  }
+  std::set<std::string> ratio_sources;  // sources of the ratios marked *
+  std::vector<std::string> workloads;
+  for (const auto& row : rows)
+    if (std::find(workloads.begin(), workloads.end(), row.first->workload) == workloads.end())
+      workloads.push_back(row.first->workload);
+  for (const auto& w : workloads) {
+    os << "\n## " << w << "\n\n";
+    if (multi) {
+      os << "| configuration | backend |";
+      for (std::size_t r = 0; r < runs.size(); ++r) os << " " << r + 1 << ": GFLOP/s |";
+      for (std::size_t r = 0; r < runs.size(); ++r)
+        if (r != o.baseline) os << " " << r + 1 << "/" << o.baseline + 1 << " FLOP/s |";
+      for (std::size_t r = 0; r < runs.size(); ++r) os << " " << r + 1 << ": GFLOP/J |";
+      for (std::size_t r = 0; r < runs.size(); ++r)
+        if (r != o.baseline) os << " " << r + 1 << "/" << o.baseline + 1 << " FLOP/J |";
+      os << "\n|---|---|";
+      for (std::size_t k = 0; k < 4 * runs.size() - 2; ++k) os << "---|";
+      os << "\n";
+      for (const Row& row : rows) {
+        if (row.first->workload != w) continue;
+        const bool across = o.across_backends;  // the backend column lists several; cells say which is simulated
+        os << "| " << md_escape(config_label(*row.first)) << " | " << row.backend
+           << (row.first->simulated && !across ? " (sim)" : "") << " |";
+        for (std::size_t r = 0; r < runs.size(); ++r) {
+          const Measurement* x = row.per_run[r];
+          if (x)
+            os << fmt::format(" {} [{}-{}]{} |", giga(x->flop_per_s), giga(rate_at(*x, x->time_s.p90)),
+                              giga(rate_at(*x, x->time_s.p10)), x->simulated && across ? " (sim)" : "");
+          else
+            os << (row.skipped[r].empty() ? " - |" : " skipped |");
+        }
+        const Measurement* base = row.per_run[o.baseline];
+        for (std::size_t r = 0; r < runs.size(); ++r) {
+          if (r == o.baseline) continue;
+          const auto rr = row.per_run[r] && base ? rate_ratio(*row.per_run[r], *base) : std::nullopt;
+          os << (rr ? fmt::format(" {} [{}-{}] |", g3(rr->ratio), g3(rr->ci95[0]), g3(rr->ci95[1])) : " - |");
+        }
+        std::vector<std::optional<std::string>> srcs(runs.size());
+        for (std::size_t r = 0; r < runs.size(); ++r) {
+          const Measurement* x = row.per_run[r];
+          srcs[r] = x ? pick_energy_source(runs[r].run, *x, on_mains(runs[r].run)) : std::nullopt;
+          const auto v = x ? fpj(*x, srcs[r]) : std::nullopt;
+          const bool low = v && x->energy.at(*srcs[r]).confidence == "low";
+          if (v) os << ' ' << giga(*v) << (low ? "?" : "") << " |";
+          else os << " - |";
+        }
+        for (std::size_t r = 0; r < runs.size(); ++r) {
+          if (r == o.baseline) continue;
+          const Measurement* x = row.per_run[r];
+          const auto shared = x && base ? shared_energy_source(runs[r].run, *x, runs[o.baseline].run, *base)
+                                        : std::nullopt;
+          const auto a = x ? fpj(*x, shared) : std::nullopt;
+          const auto b = base ? fpj(*base, shared) : std::nullopt;
+          if (a && b && *b > 0) {
+            // Marked when the ratio's source is not the one both columns show.
+            const bool other = shared != srcs[r] || shared != srcs[o.baseline];
+            os << ' ' << g3(*a / *b) << (other ? "*" : "") << " |";
+            if (other) ratio_sources.insert(*shared);
+          } else {
+            os << " - |";
+          }
+        }
+        os << "\n";
+      }
+    } else {
+      const Run& run = runs[0].run;
+      os << "| configuration | backend | GFLOP/s | speedup | GFLOP/J | energy source | verified |\n"
+            "|---|---|---|---|---|---|---|\n";
+      // Baseline backend per configuration, among the backends that ran it.
+      std::map<std::string, std::vector<std::string>> backends_of;
+      std::map<std::pair<std::string, std::string>, const Measurement*> by;
+      for (const Row& row : rows)
+        if (row.per_run[0]) {
+          backends_of[row.key].push_back(row.backend);
+          by[{row.key, row.backend}] = row.per_run[0];
+        }
+      for (const Row& row : rows) {
+        if (row.first->workload != w) continue;
+        os << "| " << md_escape(config_label(*row.first)) << " | " << row.backend
+           << (row.first->simulated ? " (sim)" : "") << " |";
+        const Measurement* x = row.per_run[0];
+        if (!x) {
+          os << " skipped: " << md_escape(row.skipped[0]) << " | | | | |\n";
+          continue;
+        }
+        os << fmt::format(" {} [{}-{}] |", giga(x->flop_per_s), giga(rate_at(*x, x->time_s.p90)),
+                          giga(rate_at(*x, x->time_s.p10)));
+        const std::string bb = baseline_backend(backends_of[row.key]);
+        if (bb == row.backend || backends_of[row.key].size() < 2) {
+          os << " (baseline) |";
+        } else {
+          const auto rr = rate_ratio(*x, *by[{row.key, bb}]);
+          os << (rr ? fmt::format(" {} [{}-{}] vs {} |", g3(rr->ratio), g3(rr->ci95[0]), g3(rr->ci95[1]), bb)
+                    : " - |");
+        }
+        const auto src = pick_energy_source(run, *x, on_mains(run));
+        const auto v = fpj(*x, src);
+        const bool low = v && x->energy.at(*src).confidence == "low";
+        os << (v ? " " + giga(*v) + (low ? " (low confidence)" : "") : std::string(" -")) << " | "
+           << (src ? *src : "-") << " | " << (x->verified ? (*x->verified ? "yes" : "**FAILED**") : "-") << " |\n";
+      }
+    }
+  }
+  if (!ratio_sources.empty()) {
+    std::string list;
+    for (const auto& id : ratio_sources) list += (list.empty() ? "" : ", ") + id;
+    os << "\n\\* FLOP/J ratio from a source both runs measured (" << list
+       << "), not the columns' own sources (a battery gauge does not measure the machine on mains).\n";
+  }
+  if (rows.empty()) os << "\nNo comparable measurements.\n";
+  return os.str();
+}
+
+}  // namespace flopwatt

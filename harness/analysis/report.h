@@ -1,0 +1,84 @@
+// `flopwatt report`: loads run directories (or campaign directories, whose
+// phases are run directories), lines up their measurements by what was
+// measured, and compares them side by side: ratios of medians with an
+// interval from both runs' spread. The loading, row matching and energy-source
+// choice are shared with the mains-vs-battery comparison (harness/analysis/campaign.h).
+#pragma once
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/output/run_model.h"
+
+namespace flopwatt {
+
+struct LoadedRun {
+  std::string label;  // shown in tables: the run dir's name, or <campaign>/<state>[/<part>]
+  std::string dir;
+  Run run;
+};
+
+// Reads one run.json; throws InputError naming the file (unreadable, not JSON,
+// wrong schema_version, missing fields) with the fix.
+Run load_run_file(const std::string& path);
+// A run dir (run.json), a campaign dir (campaign.json listing its phases' run
+// dirs) or a dir whose direct subdirectories are run dirs; throws InputError
+// when `dir` is none of these.
+std::vector<LoadedRun> load_runs(const std::string& dir);
+
+// What a measurement measured, without the backend ("gemm qkv fwd fp32 256x2304x768");
+// rows of different runs or backends with the same key are comparable.
+std::string config_key(const Measurement& m);
+// Readable name of the configuration for tables: "qkv fwd 256x2304x768", "step", "attn bwd L3".
+std::string config_label(const Measurement& m);
+// Measurements worth comparing: ran (not skipped), have a rate, and are not a
+// single training step of a multi-step run (those are summarized elsewhere).
+bool comparable(const Measurement& m);
+
+// Domain of a source id in this run ("battery", "package", "npu" for modelled sources).
+std::string source_domain(const Run& run, const std::string& id);
+// The energy source a row's FLOP/J is read from: the run's headline source
+// when it has figures for this row, else the widest domain that has. On mains
+// a battery gauge reads the charging current, not the machine's draw, so
+// exclude_battery skips battery domains.
+std::optional<std::string> pick_energy_source(const Run& run, const Measurement& m, bool exclude_battery);
+// One source both rows measured, for a FLOP/J ratio: the sources the rows'
+// FLOP/J is read from when they agree, else the widest shared one (never a
+// battery gauge of a run on mains); nullopt when none.
+std::optional<std::string> shared_energy_source(const Run& a, const Measurement& ma, const Run& b,
+                                                const Measurement& mb);
+// The run's context says it ran on mains (context.ac_online): its battery gauges are not the machine's draw.
+bool on_mains(const Run& run);
+
+// Among the backends that ran one configuration, the one the others are
+// compared with: llm.c's own CPU matmul when present (the study's CPU
+// baseline), else the first that is not the naive oracle.
+std::string baseline_backend(const std::vector<std::string>& backends);
+
+// num / den of FLOP/s: the ratio of the rates at the median times, with an
+// interval from each run's spread (the worst-case combination of the two
+// intervals, so it is wide rather than falsely tight).
+struct RatioInterval {
+  double ratio = 0;
+  std::array<double, 2> ci95{0, 0};     // from each median's 95% CI
+  std::array<double, 2> p10_p90{0, 0};  // from each run's p10..p90 of repetition times
+};
+std::optional<RatioInterval> rate_ratio(const Measurement& num, const Measurement& den);
+// FLOP/s at a time quantile; 0 when the time is 0.
+double rate_at(const Measurement& m, double time_s);
+
+enum class ReportFormat { Markdown, Csv, Json };
+ReportFormat parse_report_format(const std::string& s, const std::string& flag);
+
+struct ReportOptions {
+  std::size_t baseline = 0;      // index into runs; ratios are run / baseline
+  bool across_backends = false;  // match configurations whatever the backend (one backend per run)
+};
+nlohmann::json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o);
+std::string report_markdown(const std::vector<LoadedRun>& runs, const ReportOptions& o);
+std::string report_csv(const std::vector<LoadedRun>& runs, const ReportOptions& o);
+
+}  // namespace flopwatt

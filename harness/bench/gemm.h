@@ -1,0 +1,36 @@
+// GEMM benchmarks for flopwatt_bench: gemm/<backend>/<op> for every selected
+// backend and shape, registered at run time with benchmark::RegisterBenchmark.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/bench/energy.h"
+#include "workloads/backend.h"
+
+namespace flopwatt::gbench {
+
+struct GemmBenchOptions {
+  std::string shapes = "gpt2-124m";  // as `flopwatt run gemm --shapes`
+  std::string backends;              // empty: every available backend but the naive oracle
+  DType dtype = DType::F32;
+};
+
+struct Registered {
+  int count = 0;
+  std::vector<std::string> skipped;  // "backend: why", for the context
+};
+
+class GemmBenchmarks {
+ public:
+  GemmBenchmarks(EnergyMeter* meter, EnergyOptions eo);
+  ~GemmBenchmarks();
+  // Throws InputError for a bad shape or backend list.
+  Registered register_all(const GemmBenchOptions& o);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace flopwatt::gbench

@@ -1,0 +1,250 @@
+// flopwatt_bench: flopwatt's GEMMs and GPT-2 steps as Google Benchmark
+// benchmarks, with the power sampler's energy as user counters. flopwatt's
+// own flags are taken out of argv before benchmark::Initialize sees it, so
+// every --benchmark_* flag and output format (and Google Benchmark's own
+// tools, such as its compare script) keep working.
+#include <benchmark/benchmark.h>
+#include <fmt/core.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "harness/run/backend_registry.h"
+#include "harness/bench/energy.h"
+#include "harness/bench/gemm.h"
+#include "harness/bench/gpt2.h"
+#include "harness/output/version.h"
+#include "workloads/error.h"
+#include "workloads/shapes.h"
+
+namespace {
+
+using namespace flopwatt;
+
+struct Flag {
+  const char* name;
+  const char* help;
+  std::string* value;
+};
+
+struct BenchArgs {
+  PowerOptions power;
+  std::string idle = "0", sample_period = "0.01", power_counters = "headline";
+  std::string shapes = "gpt2-124m", backends, dtype = "fp32";
+  std::string gpt2_presets = "tiny,d12", gpt2_backends, gpt2_batch = "4", gpt2_seq = "64";
+  std::string overhead = "none";
+  bool help = false;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> v;
+  std::stringstream ss(s);
+  std::string x;
+  while (std::getline(ss, x, ','))
+    if (!x.empty()) v.push_back(x);
+  return v;
+}
+
+double to_number(const std::string& s, const char* flag) {
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end || !(v >= 0))
+    throw InputError(std::string(flag) + " " + s, "not a number >= 0", std::string("pass for example ") + flag + "=1");
+  return v;
+}
+
+// Removes flopwatt's flags (--name=value or --name value) from argv.
+void take_flags(int& argc, char** argv, std::vector<Flag>& flags, bool& help) {
+  int out = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") help = true;
+    bool taken = false;
+    for (auto& f : flags) {
+      const std::string n = std::string("--") + f.name;
+      if (a == n) {
+        if (i + 1 >= argc) throw InputError(n, "needs a value", std::string("pass ") + n + "=VALUE");
+        *f.value = argv[++i];
+        taken = true;
+      } else if (a.rfind(n + "=", 0) == 0) {
+        *f.value = a.substr(n.size() + 1);
+        taken = true;
+      }
+      if (taken) break;
+    }
+    if (!taken) argv[out++] = argv[i];
+  }
+  argc = out;
+  argv[argc] = nullptr;
+}
+
+// The loop length Google Benchmark will report: --benchmark_min_time (seconds,
+// default 0.5; "Nx", an iteration count, makes every loop reported).
+double reported_loop_min_s(int argc, char** argv) {
+  double t = 0.5;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const std::string key = "--benchmark_min_time=";
+    if (a.rfind(key, 0) != 0) continue;
+    const std::string v = a.substr(key.size());
+    if (!v.empty() && v.back() == 'x') return 0;
+    t = std::strtod(v.c_str(), nullptr);
+  }
+  return t;
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+// The sampler's cost to the measured work: the same GEMM with the sampler
+// thread stopped and running, registered side by side so one run (use
+// --benchmark_repetitions to interleave) gives the ratio on the same machine state.
+void register_sampler_overhead(EnergyMeter& meter, const std::string& shape_spec) {
+  std::shared_ptr<Backend> be(default_gemm_backend());
+  if (!be) return;
+  const GemmDesc d = parse_shapes(shape_spec, "--overhead")[0].desc;
+  auto bufs = std::make_shared<std::vector<float>>(std::size_t(d.M * d.K + d.K * d.N + d.M * d.N), 0.5f);
+  for (const bool on : {false, true}) {
+    const std::string name = "overhead/sampler_" + std::string(on ? "on" : "off") + "/" + be->name() + "/" + shape_spec;
+    benchmark::RegisterBenchmark(name.c_str(), [&meter, be, d, bufs, on](benchmark::State& st) {
+      if (!on) meter.stop();
+      float* p = bufs->data();
+      be->prepare(d, p + d.M * d.K);
+      for (auto _ : st) be->gemm(d, p, p + d.M * d.K, p + d.M * d.K + d.K * d.N);
+      if (!on) meter.start();
+      st.counters["FLOP/s"] = benchmark::Counter(d.flop() * double(st.iterations()), benchmark::Counter::kIsRate);
+      st.counters["sampler_running"] = on && meter.active() ? 1 : 0;
+    })->UseRealTime();
+  }
+}
+
+int bench_main(int argc, char** argv) {
+  BenchArgs a;
+  std::vector<Flag> flags = {
+      {"sysfs-root", "filesystem root for /sys, /dev and /proc reads (default / or $FLOPWATT_SYSFS_ROOT)",
+       &a.power.sysfs_root},
+      {"power", "power sources: auto, none, or ID[,ID..] (see `flopwatt sources`)", &a.power.power},
+      {"power-log", "external meter log or pipe with 't_seconds,watts' lines", &a.power.power_log},
+      {"headline-domain", "domain of the FLOP/J counters (default: the widest available)", &a.power.headline_domain},
+      {"idle", "seconds of idle-power baseline before the benchmarks (default 0: none)", &a.idle},
+      {"sample-period", "power sampling period in seconds (default 0.01)", &a.sample_period},
+      {"power-counters", "headline (default) | all: also <source id>:J/iter, :W, :FLOP/J for every source",
+       &a.power_counters},
+      {"shapes", "GEMM shapes as `flopwatt run gemm --shapes` (default gpt2-124m)", &a.shapes},
+      {"backends", "GEMM backends (default: every available one but cpu:reference)", &a.backends},
+      {"dtype", "GEMM operand dtype: fp32 | bf16 (default fp32)", &a.dtype},
+      {"gpt2-presets", "GPT-2 step benchmarks: presets, or 'none' (default tiny,d12)", &a.gpt2_presets},
+      {"gpt2-backends", "GEMM backends of the GPT-2 steps (default: CPU backends and one NPU)", &a.gpt2_backends},
+      {"gpt2-batch", "GPT-2 batch size B (default 4)", &a.gpt2_batch},
+      {"gpt2-seq", "GPT-2 sequence length T (default 64)", &a.gpt2_seq},
+      {"overhead", "also GEMM M,N,K with the sampler stopped vs running (default none)", &a.overhead},
+  };
+  take_flags(argc, argv, flags, a.help);
+  if (a.help) {
+    fmt::print("flopwatt_bench {}: flopwatt's GEMMs and GPT-2 steps as Google Benchmark benchmarks.\n"
+               "Benchmarks: gemm/<backend>/<op>, gpt2/<preset>/<backend>/step. User counters: FLOP/s (rate over\n"
+               "real time; modelled time for simulated backends), and from the headline power source over each\n"
+               "timed loop: J/iter, W, FLOP/J. flopwatt flags (--name=value or --name value):\n",
+               FLOPWATT_VERSION);
+    for (const auto& f : flags) fmt::print("  --{:<16} {}\n", f.name, f.help);
+    fmt::print("Google Benchmark flags follow.\n\n");
+  }
+  const double reported_min_s = reported_loop_min_s(argc, argv);  // Initialize consumes the flag
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+
+  if (a.power.sysfs_root.empty()) {
+    const char* env = std::getenv("FLOPWATT_SYSFS_ROOT");
+    a.power.sysfs_root = env && *env ? env : "/";
+  }
+  a.power.idle_s = to_number(a.idle, "--idle");
+  a.power.sample_period_s = to_number(a.sample_period, "--sample-period");
+  if (!(a.power.sample_period_s >= 0.001 && a.power.sample_period_s <= 10))
+    throw InputError("--sample-period " + a.sample_period, "must be between 0.001 and 10 seconds",
+                     "pass for example --sample-period=0.01");
+  if (a.power_counters != "headline" && a.power_counters != "all")
+    throw InputError("--power-counters " + a.power_counters, "unknown choice", "use headline or all");
+  const auto dt = parse_dtype(a.dtype);
+  if (!dt) throw InputError("--dtype " + a.dtype, "unknown dtype", "use fp32 or bf16");
+
+  EnergyMeter meter(a.power);
+  // Half the reported length: a later repetition may fall slightly short of it and is still reported.
+  gbench::EnergyOptions eo{a.power_counters == "all", 0.5 * reported_min_s};
+  gbench::GemmBenchmarks gemm(&meter, eo);
+  gbench::GemmBenchOptions go;
+  go.shapes = a.shapes;
+  go.backends = a.backends;
+  go.dtype = *dt;
+  const gbench::Registered rg = a.shapes == "none" ? gbench::Registered{} : gemm.register_all(go);
+
+  gbench::Gpt2Benchmarks gpt2b(&meter, eo);
+  gbench::Gpt2BenchOptions po;
+  po.presets = a.gpt2_presets == "none" ? std::vector<std::string>{} : split(a.gpt2_presets);
+  po.backends = a.gpt2_backends;
+  po.B = int(to_number(a.gpt2_batch, "--gpt2-batch"));
+  po.T = int(to_number(a.gpt2_seq, "--gpt2-seq"));
+  if (po.B < 1 || po.T < 1) throw InputError("--gpt2-batch/--gpt2-seq", "must be >= 1", "pass e.g. --gpt2-batch=4");
+  po.dtype = *dt;
+  const gbench::Registered rp = po.presets.empty() ? gbench::Registered{} : gpt2b.register_all(po);
+  if (a.overhead != "none") register_sampler_overhead(meter, a.overhead);
+
+  // The context names what the counters measure and where they come from.
+  benchmark::AddCustomContext("flopwatt_version", std::string(FLOPWATT_VERSION) + " (" + FLOPWATT_GIT_REV + ")");
+  benchmark::AddCustomContext("flopwatt_threads", std::to_string(omp_get_max_threads()));
+  benchmark::AddCustomContext("flopwatt_dtype", a.dtype);
+  benchmark::AddCustomContext("flopwatt_sysfs_root", a.power.sysfs_root);
+  const auto headline = meter.headline_source();
+  std::vector<std::string> avail, missing;
+  for (const auto& s : meter.source_infos()) {
+    if (s.available) avail.push_back(s.id + " (" + s.domain + ", " + s.kind + ")");
+    else missing.push_back(s.id + ": " + s.reason.value_or("unavailable"));
+  }
+  benchmark::AddCustomContext("flopwatt_power_headline", headline ? *headline : "none");
+  benchmark::AddCustomContext("flopwatt_power_sources", avail.empty() ? "none" : join(avail, "; "));
+  benchmark::AddCustomContext("flopwatt_power_unavailable", missing.empty() ? "none" : join(missing, "; "));
+  benchmark::AddCustomContext(
+      "flopwatt_counters",
+      headline ? "FLOP/s: rate over real time (modelled time for simulated backends); J/iter, W, FLOP/J: " + *headline +
+                     " over each benchmark's timed loop (modelled energy for simulated GEMMs)"
+               : "FLOP/s: rate over real time (modelled time for simulated backends); no power source, so no energy "
+                 "counters (run `flopwatt sources`)");
+  std::vector<std::string> skipped = rg.skipped;
+  for (const auto& s : rp.skipped)
+    if (std::find(skipped.begin(), skipped.end(), s) == skipped.end()) skipped.push_back(s);
+  if (!skipped.empty()) benchmark::AddCustomContext("flopwatt_skipped_backends", join(skipped, "; "));
+
+  meter.start();
+  if (a.power.idle_s > 0) {
+    Run idle_run;
+    meter.measure_idle(idle_run);
+    for (const auto& [id, f] : idle_run.idle)
+      benchmark::AddCustomContext("flopwatt_idle_w:" + id, fmt::format("{:.4g}", f.power_w));
+  }
+  meter.drain_samples();  // the bench keeps no sample log; only the windows matter
+  benchmark::RunSpecifiedBenchmarks();
+  meter.stop();
+  benchmark::Shutdown();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return bench_main(argc, argv);
+  } catch (const flopwatt::InputError& e) {
+    fmt::print(stderr, "flopwatt_bench: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "flopwatt_bench: internal error: {}\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,82 @@
+// `flopwatt run gpt2`: trains llm.c's GPT-2 for --steps steps (harness/runners/gpt2_runner.h)
+// and reports one measurement per step and, over the steps after warm-up, one
+// per op (and per layer with --per-layer). Ends with a per-op table.
+#include <fmt/core.h>
+
+#include <memory>
+
+#include "harness/cli/commands.h"
+#include "harness/runners/gpt2_runner.h"
+#include "harness/run/run_setup.h"
+#include "workloads/error.h"
+#include "workloads/gpt2/checkpoint.h"
+#include "workloads/gpt2/config.h"
+
+namespace flopwatt {
+
+namespace {
+
+struct Gpt2Args {
+  RunCommonOptions common;
+  Gpt2Options gpt2;
+  std::string dtype = "fp32";
+  std::string save;
+};
+
+int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
+  finalize_run_common_options(cmd, a.common);
+  const auto dt = parse_dtype(a.dtype);
+  if (!dt) throw InputError("--dtype " + a.dtype, "unknown dtype", "use fp32 or bf16");
+  a.gpt2.dtype = *dt;
+  if (cmd->count("--warmup") == 0 && a.gpt2.steps == 1) a.gpt2.warmup = 0;
+
+  gpt2::Config cfg;
+  if (!a.gpt2.checkpoint.empty()) {
+    cfg = gpt2::read_checkpoint_config(a.gpt2.checkpoint);
+    if (cmd->count("--model") && !(gpt2::preset(a.gpt2.model) == cfg))
+      throw InputError("--model " + a.gpt2.model, "does not match --checkpoint " + a.gpt2.checkpoint + " (" +
+                                                      gpt2::describe(cfg) + ")",
+                       "drop --model; the checkpoint defines the model");
+  } else {
+    cfg = gpt2::preset(a.gpt2.model);
+  }
+  Gpt2Runner gpt2(a.gpt2, cfg);
+  gpt2.build_model();  // before the run opens: a bad checkpoint is bad input, not a broken run
+
+  std::FILE* out = stdout;
+  OpenRun r = start_run(a.common, {&gpt2.backend()}, {{"command", "run gpt2"}, {"gpt2", gpt2.context()}}, out);
+  const bool complete = gpt2.train(r, a.common.power.sample_period_s, out);
+  if (!a.save.empty()) {
+    gpt2.model().save(a.save, "--save");
+    fmt::print(out, "saved checkpoint {}\n", a.save);
+  }
+  return end_run(r, complete, out, RunEnding::kReportPath);
+}
+
+}  // namespace
+
+void register_run_gpt2(CLI::App& run, CliState& st) {
+  auto* cmd = run.add_subcommand("gpt2", "Train llm.c's GPT-2 and measure every op (FLOP/s, FLOP/J)");
+  auto a = std::make_shared<Gpt2Args>();
+  cmd->add_option("--model", a->gpt2.model, "Preset: tiny | d12 (124M) | d24 | d36 | d48 (default d12)");
+  cmd->add_option("--checkpoint", a->gpt2.checkpoint, "llm.c checkpoint (.bin, version 3) to start from (default: random init)");
+  cmd->add_option("--data", a->gpt2.data, "llm.c token file (.bin); batches are taken in order and wrap (default: random tokens)");
+  cmd->add_option("--batch", a->gpt2.batch, "Batch size B (default 4)");
+  cmd->add_option("--seq", a->gpt2.seq, "Sequence length T (default 64)");
+  cmd->add_option("--steps", a->gpt2.steps, "Training steps (default 10)");
+  cmd->add_option("--warmup", a->gpt2.warmup, "Steps left out of the per-op figures (default 1)");
+  cmd->add_option("--lr", a->gpt2.adamw.lr, "AdamW learning rate (default 1e-4)");
+  cmd->add_option("--beta1", a->gpt2.adamw.beta1, "AdamW beta1 (default 0.9)");
+  cmd->add_option("--beta2", a->gpt2.adamw.beta2, "AdamW beta2 (default 0.999)");
+  cmd->add_option("--eps", a->gpt2.adamw.eps, "AdamW epsilon (default 1e-8)");
+  cmd->add_option("--weight-decay", a->gpt2.adamw.weight_decay, "AdamW weight decay (default 0)");
+  cmd->add_option("--dtype", a->dtype, "GEMM operands: fp32 | bf16 (bf16: fp32 master weights and accumulation)");
+  cmd->add_option("--gemm-backend", a->gpt2.gemm_backend, "Backend for every GEMM (default: fastest available CPU backend)");
+  cmd->add_option("--save", a->save, "Write the trained parameters as an llm.c checkpoint");
+  cmd->add_option("--seed", a->gpt2.seed, "Seed of the random init and random tokens (default 1337)");
+  cmd->add_flag("--per-layer", a->gpt2.per_layer, "Also report every op of every layer");
+  add_run_common_options(cmd, a->common);
+  cmd->callback([cmd, a, &st] { st.exit_code = run_gpt2(cmd, *a); });
+}
+
+}  // namespace flopwatt

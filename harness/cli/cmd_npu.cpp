@@ -1,0 +1,308 @@
+// `flopwatt npu info | plan | sweep`: what the NPU driver reports (or exactly
+// what is missing), the tiling plan of one GEMM with its modelled cost, and
+// the shape sweep report of the simulated devices.
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <random>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/cli/commands.h"
+#include "npu/plan/device.h"
+#include "npu/plan/plan.h"
+#include "npu/sim/host_bandwidth.h"
+#include "npu/sim/sim_backend.h"
+#include "npu/sim/sweep.h"
+#include "npu/sim/timing_model.h"
+#include "npu/xdna/artifacts.h"
+#include "npu/xdna/device_info.h"
+#include "npu/xdna/discovery.h"
+#include "workloads/error.h"
+#include "workloads/shapes.h"
+
+namespace flopwatt {
+
+namespace {
+
+std::string resolve_root(const std::string& flag_value) {
+  if (!flag_value.empty()) return flag_value;
+  return npu::xdna::default_root();
+}
+
+DType dtype_flag(const std::string& v, const char* flag) {
+  const auto d = parse_dtype(v);
+  if (!d) throw InputError(flag, "unknown type '" + v + "'", "use fp32 or bf16");
+  return *d;
+}
+
+// "measure" (default), "device" (the device file's figure) or GB/s.
+double host_rate(const std::string& v, const npu::DeviceDesc& dev) {
+  if (v.empty() || v == "measure") {
+    const double m = npu::measured_host_copy_bytes_per_s();
+    return m > 0 ? m : dev.host_copy_bytes_per_s;
+  }
+  if (v == "device") return dev.host_copy_bytes_per_s;
+  char* end = nullptr;
+  const double g = std::strtod(v.c_str(), &end);
+  if (!end || *end || !(g > 0)) throw InputError("--host-gbs", "'" + v + "' is not a rate", "use measure, device, or GB/s such as 20");
+  return g * 1e9;
+}
+
+std::vector<std::string> device_list(const std::string& v) {
+  if (v == "all") return {"phoenix", "strix"};
+  return {v};
+}
+
+std::vector<GemmShape> sweep_shape_list(const std::string& spec) {
+  if (spec.rfind("random:", 0) == 0) {
+    const std::string rest = spec.substr(7);
+    const auto colon = rest.find(':');
+    // `end` must point into a string that outlives the check (a substr()
+    // temporary did not: AddressSanitizer's stack-use-after-scope).
+    const std::string count = rest.substr(0, colon);
+    char* end = nullptr;
+    const long n = std::strtol(count.c_str(), &end, 10);
+    if (count.empty() || *end || n <= 0 || n > 10000000)
+      throw InputError("--shapes " + spec, "random:N needs a count from 1 to 10000000", "for example random:1000");
+    unsigned seed = 1;
+    if (colon != std::string::npos) {
+      const std::string s = rest.substr(colon + 1);
+      const unsigned long v = std::strtoul(s.c_str(), &end, 10);
+      if (s.empty() || *end || v > 0xffffffffUL)
+        throw InputError("--shapes " + spec, "the seed of random:N:SEED is not a 32-bit number", "for example random:1000:7");
+      seed = unsigned(v);
+    }
+    return npu::random_shapes(int(n), seed);
+  }
+  return parse_shapes(spec, "--shapes");
+}
+
+void print_info(const std::string& root, bool json_out) {
+  const auto disc = npu::xdna::discover_xdna(root);
+  nlohmann::json j;
+  j["root"] = root;
+  j["available"] = disc.ok();
+  fmt::print("amdxdna device (root {})\n", root);
+  for (const auto& n : disc.nodes) {
+    fmt::print("  node {}: {}\n", n.path,
+               n.problem.empty() ? fmt::format("amdxdna {}.{}.{}", n.version->major, n.version->minor, n.version->patch)
+                                 : n.problem);
+    j["nodes"].push_back({{"path", n.path}, {"opened", n.opened}, {"driver", n.version ? n.version->name : ""},
+                          {"problem", n.problem}});
+  }
+  for (const auto& f : disc.pci) {
+    fmt::print("  PCI {}: 1022:{:04x} rev {:02x} ({}), driver {}, firmware {} {}\n", f.address, f.device, f.revision,
+               f.generation, f.driver.empty() ? "none" : f.driver, f.firmware_dir,
+               f.firmware_present ? "present" : "missing");
+    j["pci"].push_back({{"address", f.address}, {"device", f.device}, {"revision", f.revision},
+                        {"generation", f.generation}, {"driver", f.driver}, {"firmware_present", f.firmware_present}});
+  }
+  if (!disc.ok()) {
+    fmt::print("  {}\n  fix: {}\n", disc.reason, disc.fix);
+    j["reason"] = disc.reason;
+    j["fix"] = disc.fix;
+  } else {
+    int err = 0;
+    auto api = npu::xdna::open_drm_node(disc.node, &err);
+    if (api) {
+      const auto info = npu::xdna::query_device(*api);
+      for (const auto& line : npu::xdna::describe(info)) {
+        fmt::print("  {}\n", line);
+        j["info"].push_back(line);
+      }
+    }
+  }
+  const std::string art = npu::xdna::default_artifacts_dir();
+  try {
+    const auto set = npu::xdna::load_artifacts(art);
+    fmt::print("GEMM designs: {} in {}\n", set.designs.size(), art);
+    j["artifacts"] = {{"dir", art}, {"designs", set.designs.size()}};
+  } catch (const InputError& e) {
+    fmt::print("GEMM designs: none ({})\n", e.what());
+    j["artifacts"] = {{"dir", art}, {"problem", e.what()}};
+  }
+  fmt::print("simulated devices (npu:sim-<name>):\n");
+  for (const auto& name : npu::available_device_names()) {
+    try {
+      const auto d = npu::load_device(name);
+      fmt::print("  {:<8} {} {}x{} cores at {:.0f} MHz, peak bf16 {:.2f} TFLOP/s, {}\n", d.name, d.generation,
+                 d.usable_columns, d.core_rows, d.clock_hz / 1e6, d.peak_bf16_flop_per_s() / 1e12, d.file);
+      j["simulated"].push_back({{"name", d.name}, {"file", d.file}, {"peak_bf16_flop_per_s", d.peak_bf16_flop_per_s()}});
+    } catch (const InputError& e) {
+      fmt::print("  {:<8} unusable: {}\n", name, e.what());
+    }
+  }
+  if (json_out) fmt::print("{}\n", j.dump(2));
+}
+
+}  // namespace
+
+void register_npu(CLI::App& app, CliState& st) {
+  auto* npu_cmd = app.add_subcommand("npu", "NPU: driver facts, tiling plans, simulated shape sweeps");
+  npu_cmd->require_subcommand(1);
+
+  // npu info
+  {
+    struct Opts {
+      std::string root;
+      bool json = false;
+    };
+    auto o = std::make_shared<Opts>();
+    auto* c = npu_cmd->add_subcommand("info", "What the amdxdna driver reports, or exactly what is missing");
+    c->add_option("--sysfs-root", o->root, "Filesystem root for /dev and /sys (default / or $FLOPWATT_SYSFS_ROOT)");
+    c->add_flag("--json", o->json, "Also print the facts as JSON");
+    c->callback([o, &st] {
+      print_info(resolve_root(o->root), o->json);
+      st.exit_code = 0;
+    });
+  }
+
+  // npu plan M,N,K
+  {
+    struct Opts {
+      std::string shape, device = "phoenix", dtype = "fp32", out_dtype = "fp32", host = "measure", tile;
+      int cols = 0;
+      bool json = false;
+    };
+    auto o = std::make_shared<Opts>();
+    auto* c = npu_cmd->add_subcommand("plan", "Tiling plan of one GEMM on a modelled device, with its modelled cost");
+    c->add_option("shape", o->shape, "M,N,K")->required();
+    c->add_option("--device", o->device, "phoenix | strix (a device file in npu/sim/devices)");
+    c->add_option("--dtype", o->dtype, "Element type of the caller's A and B: fp32 (converted on the host) | bf16");
+    c->add_option("--out-dtype", o->out_dtype, "Output type: fp32 | bf16");
+    c->add_option("--tile", o->tile, "Force the core tile m,k,n (default: the best modelled one)");
+    c->add_option("--cols", o->cols, "Force the number of array columns (with --tile)");
+    c->add_option("--host-gbs", o->host, "Host copy rate: measure | device | GB/s");
+    c->add_flag("--json", o->json, "Print the plan and its cost as JSON");
+    c->callback([o, &st] {
+      const auto shapes = parse_shapes(o->shape, "npu plan");
+      if (shapes.size() != 1) throw InputError("npu plan", "expects one shape M,N,K", "for example 256,2304,768");
+      const GemmDesc& g = shapes.front().desc;
+      const npu::DeviceDesc dev = npu::load_device(o->device);
+      const DType in = dtype_flag(o->dtype, "--dtype"), out = dtype_flag(o->out_dtype, "--out-dtype");
+      const npu::GemmProblem p{g.M, g.N, g.K, out};
+      npu::Plan plan;
+      if (!o->tile.empty()) {
+        int m = 0, k = 0, n = 0;
+        if (std::sscanf(o->tile.c_str(), "%d,%d,%d", &m, &k, &n) != 3)
+          throw InputError("--tile", "'" + o->tile + "' is not m,k,n", "for example --tile 64,32,64");
+        plan = npu::make_plan(dev, p, {m, k, n}, o->cols > 0 ? o->cols : dev.usable_columns);
+      } else {
+        plan = npu::best_plan(dev, p);
+      }
+      const npu::HostSide host{in, false, host_rate(o->host, dev)};
+      const auto t = npu::model_time(dev, plan, host, 0.0);
+      const auto e = npu::model_energy(dev, plan, t);
+      const double flop = g.flop();
+      if (o->json) {
+        auto j = plan.to_json();
+        j["modelled"] = {{"simulated", true},
+                         {"host_copy_bytes_per_s", host.copy_bytes_per_s},
+                         {"time_s", {{"copy_in", t.copy_in}, {"device", t.device}, {"compute_only", t.compute_only},
+                                     {"copy_out", t.copy_out}, {"submit", t.submit}, {"total", t.total()},
+                                     {"peak_bound", t.peak_bound}}},
+                         {"bound", t.bound},
+                         {"step_cycles", t.step_cycles},
+                         {"flop_per_s", flop / t.total()},
+                         {"energy_j", {{"total", e.j}, {"static", e.static_j}, {"mac", e.mac_j}, {"ddr", e.ddr_j},
+                                       {"l2", e.l2_j}, {"l1", e.l1_j}}},
+                         {"avg_power_w", e.avg_power_w}};
+        fmt::print("{}\n", j.dump(2));
+      } else {
+        fmt::print("{}", plan.describe());
+        fmt::print("modelled call [simulated; {} operands, host copies at {:.1f} GB/s]\n", to_string(in),
+                   host.copy_bytes_per_s / 1e9);
+        fmt::print("  copy_in   {:10.4f} ms\n", t.copy_in * 1e3);
+        fmt::print("  device    {:10.4f} ms  (kernels alone {:.4f} ms; a step takes {:.0f} cycles, bound by {})\n",
+                   t.device * 1e3, t.compute_only * 1e3, t.step_cycles, t.bound);
+        fmt::print("  copy_out  {:10.4f} ms\n", t.copy_out * 1e3);
+        fmt::print("  submit    {:10.4f} ms\n", t.submit * 1e3);
+        fmt::print("  total     {:10.4f} ms = {:.3f} TFLOP/s (the device's peak alone would take {:.4f} ms)\n",
+                   t.total() * 1e3, flop / t.total() / 1e12, t.peak_bound * 1e3);
+        fmt::print("  energy    {:10.4f} mJ = static {:.4f} + MAC {:.4f} + DDR {:.4f} + L2 {:.4f} + L1 {:.4f}; {:.2f} W, "
+                   "{:.1f} GFLOP/J (source npu-model:{})\n",
+                   e.j * 1e3, e.static_j * 1e3, e.mac_j * 1e3, e.ddr_j * 1e3, e.l2_j * 1e3, e.l1_j * 1e3,
+                   e.avg_power_w, flop / e.j / 1e9, dev.name);
+      }
+      st.exit_code = 0;
+    });
+  }
+
+  // npu sweep
+  {
+    struct Opts {
+      std::string device = "all", shapes = "gpt2-124m", dtype = "fp32", out_dtype = "fp32", host = "measure", out;
+      bool timing_only = false, numerics = false, no_compare = false;
+    };
+    auto o = std::make_shared<Opts>();
+    auto* c = npu_cmd->add_subcommand("sweep", "Simulated shape sweep: transfer vs compute share, reconfiguration vs padding");
+    c->add_option("--device", o->device, "phoenix | strix | all");
+    c->add_option("--shapes", o->shapes, "gpt2-124m | square | random:N[:seed] | M,N,K[;M,N,K..]");
+    c->add_option("--dtype", o->dtype, "Element type of the caller's A and B: fp32 | bf16");
+    c->add_option("--out-dtype", o->out_dtype, "Output type: fp32 | bf16");
+    c->add_option("--host-gbs", o->host, "Host copy rate: measure | device | GB/s");
+    c->add_option("--out", o->out, "Also write the rows to FILE (.csv or .json)");
+    c->add_flag("--timing-only", o->timing_only, "Model times only (the default)");
+    c->add_flag("--numerics", o->numerics, "Also run the simulated numerics on random inputs and report their host time");
+    c->add_flag("--no-compare", o->no_compare, "Skip the one-design-per-shape vs one-design-for-all comparison");
+    c->callback([o, &st] {
+      if (o->timing_only && o->numerics) throw InputError("--numerics", "conflicts with --timing-only", "pass one of them");
+      const auto shapes = sweep_shape_list(o->shapes);
+      std::vector<npu::SweepRow> rows;
+      std::vector<npu::StepComparison> cmps;
+      const auto t0 = std::chrono::steady_clock::now();
+      for (const auto& name : device_list(o->device)) {
+        const npu::DeviceDesc dev = npu::load_device(name);
+        npu::SweepOptions so;
+        so.out = dtype_flag(o->out_dtype, "--out-dtype");
+        so.host_in = dtype_flag(o->dtype, "--dtype");
+        so.host_copy_bytes_per_s = host_rate(o->host, dev);
+        auto r = npu::sweep_shapes(dev, shapes, so);
+        rows.insert(rows.end(), r.begin(), r.end());
+        bool counted = false;
+        for (const auto& s : shapes) counted = counted || s.count_per_step > 0;
+        if (!o->no_compare && counted) cmps.push_back(npu::compare_step(dev, shapes, so));
+      }
+      const double model_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (shapes.size() <= 200) fmt::print("{}", npu::format_sweep(rows));
+      else fmt::print("{} rows (table omitted above 200 rows; use --out FILE)\n", rows.size());
+      for (const auto& cmp : cmps) fmt::print("\n{}", npu::format_comparison(cmp));
+      fmt::print("\nmodelled {} shape(s) x device(s) in {:.2f} s [timing only, simulated]\n", rows.size(), model_s);
+      if (o->numerics) {
+        std::mt19937 rng(1);
+        std::uniform_real_distribution<float> u(-1, 1);
+        for (const auto& name : device_list(o->device)) {
+          npu::SimOptions so;
+          so.host_copy_bytes_per_s = host_rate(o->host, npu::load_device(name));
+          npu::SimBackend b(name, so);
+          for (const auto& s : shapes) {
+            GemmDesc d = s.desc;
+            d.dtype_out = dtype_flag(o->out_dtype, "--out-dtype");
+            std::vector<float> A(std::size_t(d.M * d.K)), B(std::size_t(d.K * d.N)), C(std::size_t(d.M * d.N) * 2);
+            for (auto& x : A) x = u(rng);
+            for (auto& x : B) x = u(rng);
+            const auto n0 = std::chrono::steady_clock::now();
+            b.gemm(d, A.data(), B.data(), C.data());
+            fmt::print("numerics {} {}x{}x{}: {:.3f} s of host time\n", name, d.M, d.N, d.K,
+                       std::chrono::duration<double>(std::chrono::steady_clock::now() - n0).count());
+          }
+        }
+      }
+      if (!o->out.empty()) {
+        std::ofstream f(o->out);
+        if (!f) throw InputError("--out", "cannot write " + o->out, "check the directory exists and is writable");
+        if (o->out.size() >= 5 && o->out.compare(o->out.size() - 5, 5, ".json") == 0)
+          f << npu::sweep_to_json(rows, cmps).dump(2) << "\n";
+        else
+          f << npu::sweep_to_csv(rows);
+        fmt::print("wrote {}\n", o->out);
+      }
+      st.exit_code = 0;
+    });
+  }
+}
+
+}  // namespace flopwatt

@@ -1,0 +1,79 @@
+#include <fmt/core.h>
+#include <omp.h>
+
+#include "cpu/bandwidth.h"
+#include "cpu/peak.h"
+#include "harness/cli/commands.h"
+#include "harness/output/console_writer.h"
+#include "harness/run/run_setup.h"
+#include "harness/run/statistics.h"
+
+namespace flopwatt {
+
+std::optional<double> quick_peak(DType dtype) {
+  const std::string want(to_string(dtype));
+  std::optional<double> best;
+  for (const auto& p : cpu::measure_peak(0.1))
+    if (p.dtype == want && p.threads == omp_get_max_threads() && p.flop_per_s > best.value_or(0)) best = p.flop_per_s;
+  return best;
+}
+
+void register_run_peak(CLI::App& run, CliState& st) {
+  auto* cmd = run.add_subcommand("peak", "Measure this machine's FMA peak FLOP/s per thread count (fp32, bf16)");
+  auto common = std::make_shared<RunCommonOptions>();
+  auto seconds = std::make_shared<double>(0.5);
+  cmd->add_option("--seconds", *seconds, "Seconds per (dtype, ISA, thread count) point");
+  add_run_common_options(cmd, *common);
+  cmd->callback([cmd, common, seconds, &st] {
+    finalize_run_common_options(cmd, *common);
+    common->power.idle_s = cmd->count("--idle") ? common->power.idle_s : 0.0;
+    OpenRun r = open_run(*common, {}, {{"command", "run peak"}});
+    fmt::print("{:<6} {:<22} {:>7} {:>16}\n", "dtype", "isa", "threads", "peak FLOP/s");
+    for (const auto& p : cpu::measure_peak(*seconds)) {
+      Measurement m;
+      m.workload = "peak";
+      m.op = p.isa;
+      m.backend = "cpu:peak";
+      m.dtype = p.dtype;
+      m.reps = 1;
+      m.flop_per_s = p.flop_per_s;
+      m.skipped = p.flop_per_s > 0 ? std::nullopt : std::optional<std::string>(p.isa + ": " + (p.note.empty() ? "not usable here" : p.note));
+      m.threads = p.threads;
+      fmt::print("{:<6} {:<22} {:>7} {:>16} {}\n", p.dtype, p.isa, p.threads, si(p.flop_per_s, "FLOP/s"), p.note);
+      r.session->add(std::move(m));
+    }
+    // Memory ceilings: workload "bandwidth", op "<level>_<stream>" (e.g.
+    // dram_triad), bytes per repetition in the STREAM count, every
+    // repetition's time kept; verified means the stream's data was checked.
+    fmt::print("\n{:<6} {:<6} {:>7} {:>14} {:>12} {:>21} {}\n", "stream", "level", "threads", "bytes/thread",
+               "median", "p10-p90", "set size");
+    const auto caches = cpu::cache_topology(common->power.sysfs_root);
+    for (int t = 1; t <= omp_get_max_threads(); ++t)
+      for (const auto& ws : cpu::working_sets(caches, t))
+        for (cpu::Stream s : {cpu::Stream::Read, cpu::Stream::Write, cpu::Stream::Copy, cpu::Stream::Triad}) {
+          const cpu::BandwidthPoint p = cpu::measure_stream(s, ws, t, *seconds / 4);
+          Measurement m;
+          m.workload = "bandwidth";
+          std::string level = p.level;
+          for (auto& c : level) c = char(std::tolower(static_cast<unsigned char>(c)));
+          m.op = level + "_" + p.stream;
+          m.backend = "cpu:memory";
+          m.dtype = "fp32";
+          m.threads = p.threads;
+          m.reps = p.reps;
+          m.rep_times_s = p.rep_seconds;
+          m.time_s = summarize(p.rep_seconds);
+          m.bytes = p.bytes_per_rep;
+          m.verified = p.verified;
+          fmt::print("{:<6} {:<6} {:>7} {:>14} {:>12} {:>21} {}\n", p.stream, p.level, p.threads,
+                     si(double(p.bytes_per_thread), "B"), si(p.median_bytes_per_s, "B/s"),
+                     si(p.p10_bytes_per_s, "") + "-" + si(p.p90_bytes_per_s, "B/s"),
+                     ws.basis + (p.verified ? "" : "  FAILED: " + p.note));
+          r.session->add(std::move(m));
+        }
+    // cpu::measure_peak does not watch g_interrupted: the table is always whole.
+    st.exit_code = end_run(r, true, stdout, RunEnding::kReportPath);
+  });
+}
+
+}  // namespace flopwatt

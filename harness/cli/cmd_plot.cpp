@@ -1,0 +1,75 @@
+// `flopwatt plot DIR`: renders PNG and SVG figures of a run or campaign with
+// scripts/plot.py (matplotlib from the distribution's python3-matplotlib).
+#include <fmt/core.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "harness/cli/commands.h"
+#include "harness/analysis/report.h"
+#include "harness/output/version.h"
+#include "workloads/error.h"
+
+namespace fs = std::filesystem;
+
+namespace flopwatt {
+
+namespace {
+
+struct PlotArgs {
+  std::string dir, out, formats = "png,svg";
+};
+
+// The distribution's interpreter, where python3-matplotlib installs; a
+// virtualenv's python3 on PATH may lack it.
+constexpr const char* kPython = "/usr/bin/python3";
+
+std::string plot_script() {
+  const char* env = std::getenv("FLOPWATT_SCRIPTS");
+  const fs::path p = env && *env ? fs::path(env) / "plot.py" : fs::path(FLOPWATT_SOURCE_DIR) / "scripts" / "plot.py";
+  if (!fs::exists(p))
+    throw InputError(p.string(), "plot script not found",
+                     "set FLOPWATT_SCRIPTS to the directory holding plot.py (scripts/ of the flopwatt sources)");
+  return p.string();
+}
+
+int run_plot(PlotArgs& a) {
+  load_runs(a.dir);  // the same one-line error as `flopwatt report` for a bad directory
+  const std::string script = plot_script();
+  if (access(kPython, X_OK) != 0)
+    throw InputError(kPython, "not found", "install python3-matplotlib (apt-get install python3-matplotlib)");
+  const std::string out = a.out.empty() ? (fs::path(a.dir) / "plots").string() : a.out;
+  std::vector<std::string> args = {kPython, script, a.dir, "--out", out, "--formats", a.formats};
+  std::vector<char*> argv;
+  for (auto& s : args) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execv(kPython, argv.data());
+    std::fprintf(stderr, "flopwatt: cannot run %s: %s\n", kPython, std::strerror(errno));
+    _exit(127);
+  }
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  // plot.py follows the CLI contract itself (2: bad input with one line on stderr).
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+}  // namespace
+
+void register_plot(CLI::App& app, CliState& st) {
+  auto* cmd = app.add_subcommand("plot", "PNG/SVG figures of a run or campaign: power trace, FLOP/s, FLOP/J, mains vs battery");
+  auto a = std::make_shared<PlotArgs>();
+  cmd->add_option("dir", a->dir, "Run directory (run.json) or campaign directory (campaign.json)")->required();
+  cmd->add_option("--out", a->out, "Directory for the figures (default DIR/plots)");
+  cmd->add_option("--formats", a->formats, "Comma-separated: png,svg (default both)");
+  cmd->callback([a, &st] { st.exit_code = run_plot(*a); });
+}
+
+}  // namespace flopwatt

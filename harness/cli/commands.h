@@ -1,0 +1,31 @@
+// Each CLI command registers itself on the CLI11 app; main() wires them up.
+// A command's callback sets exit_code; errors are thrown (InputError -> exit 2).
+#pragma once
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "harness/run/run_options.h"
+
+namespace flopwatt {
+
+struct CliState {
+  int exit_code = 0;
+};
+
+void add_run_common_options(CLI::App* cmd, RunCommonOptions& o);
+// Applies FLOPWATT_SYSFS_ROOT, validates values; throws InputError naming the flag.
+void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o);
+
+void register_run_gemm(CLI::App& run, CliState& st);      // harness/cli/cmd_gemm.cpp
+void register_run_default(CLI::App& run, CliState& st);   // harness/cli/cmd_gemm.cpp
+void register_run_peak(CLI::App& run, CliState& st);      // harness/cli/cmd_peak.cpp
+void register_backends(CLI::App& app, CliState& st);      // harness/cli/cmd_backends.cpp
+void register_sources(CLI::App& app, CliState& st);       // harness/cli/cmd_sources.cpp
+void register_npu(CLI::App& app, CliState& st);           // harness/cli/cmd_npu.cpp
+void register_run_gpt2(CLI::App& run, CliState& st);      // harness/cli/cmd_gpt2.cpp
+void register_campaign(CLI::App& app, CliState& st);      // harness/cli/cmd_campaign.cpp
+void register_report(CLI::App& app, CliState& st);        // harness/cli/cmd_report.cpp
+void register_plot(CLI::App& app, CliState& st);          // harness/cli/cmd_plot.cpp
+
+}  // namespace flopwatt

@@ -1,0 +1,58 @@
+// flopwatt: energy and performance benchmarking of ML training on client machines.
+#include <fmt/core.h>
+
+#include "harness/cli/commands.h"
+#include "harness/output/version.h"
+#include "power/config_error.h"
+#include "workloads/error.h"
+
+int main(int argc, char** argv) {
+  using namespace flopwatt;
+  CLI::App app{"flopwatt " FLOPWATT_VERSION ": FLOP/s and FLOP/J of GEMMs and GPT-2 training on CPU and NPU"};
+  app.set_version_flag("--version", std::string(FLOPWATT_VERSION) + " (" + FLOPWATT_GIT_REV + ")");
+  app.require_subcommand(1);
+  CliState st;
+  auto* run = app.add_subcommand("run", "Run a workload and write a report");
+  run->require_subcommand(1);
+  register_run_gemm(*run, st);
+  register_run_default(*run, st);
+  register_run_peak(*run, st);
+  register_run_gpt2(*run, st);
+  register_backends(app, st);
+  register_sources(app, st);
+  register_npu(app, st);
+  register_campaign(app, st);
+  register_report(app, st);
+  register_plot(app, st);
+  if (argc > 1 && argv[1][0] != '-') {  // CLI11 would only say "a subcommand is required"
+    bool known = false;
+    for (const auto* sub : app.get_subcommands({})) known = known || sub->check_name(argv[1]);
+    if (!known) {
+      fmt::print(stderr, "flopwatt: unknown command '{}'; fix: run `flopwatt --help` for the commands\n", argv[1]);
+      return 2;
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line naming the flag, exit 2 (the contract), instead of CLI11's own codes.
+    fmt::print(stderr, "flopwatt: {}; fix: see `flopwatt <command> --help`\n", e.what());
+    return 2;
+  } catch (const power::ConfigError& e) {
+    fmt::print(stderr, "flopwatt: {}\n", e.what());
+    return 2;
+  } catch (const InputError& e) {
+    fmt::print(stderr, "flopwatt: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "flopwatt: internal error: {}\n", e.what());
+    return 1;
+  }
+  return st.exit_code;
+}

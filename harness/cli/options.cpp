@@ -1,0 +1,52 @@
+#include "harness/cli/commands.h"
+
+#include <omp.h>
+
+#include <cstdlib>
+
+#include "power/config_error.h"
+#include "power/external_log.h"
+#include "workloads/error.h"
+
+namespace flopwatt {
+
+void add_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
+  cmd->add_option("--power", o.power.power, "Power sources: auto, none, or ID[,ID..] (see `flopwatt sources`)");
+  cmd->add_option("--sysfs-root", o.power.sysfs_root,
+                  "Filesystem root for /sys, /dev and /proc reads (default / or $FLOPWATT_SYSFS_ROOT)");
+  cmd->add_option("--power-log", o.power.power_log, "External meter log or pipe with 't_seconds,watts' lines");
+  cmd->add_option("--idle", o.power.idle_s, "Seconds of idle-power baseline before measuring (0 skips)");
+  cmd->add_option("--sample-period", o.power.sample_period_s, "Power sampling period in seconds");
+  cmd->add_option("--headline-domain", o.power.headline_domain,
+                  "Domain of the headline FLOP/J (default: the widest available)");
+  cmd->add_option("--out", o.out, "Output directory (default results/runs/<run-id>)");
+  cmd->add_option("--min-time", o.min_time_s, "Minimum timed seconds per measurement");
+  cmd->add_option("--min-reps", o.min_reps, "Minimum repetitions per measurement");
+  cmd->add_option("--threads", o.threads, "OpenMP threads (default: all cores)");
+}
+
+void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
+  o.min_time_set = cmd->count("--min-time") > 0;
+  if (o.min_time_s < 0 || !std::isfinite(o.min_time_s))
+    throw InputError("--min-time", "must be >= 0 seconds", "pass for example --min-time 0.5");
+  if (o.min_reps < 1) throw InputError("--min-reps", "must be >= 1", "pass for example --min-reps 5");
+  if (o.power.idle_s < 0 || !std::isfinite(o.power.idle_s))
+    throw InputError("--idle", "must be >= 0 seconds", "pass for example --idle 3, or --idle 0 to skip");
+  if (!(o.power.sample_period_s >= 0.001 && o.power.sample_period_s <= 10))
+    throw InputError("--sample-period", "must be between 0.001 and 10 seconds", "pass for example --sample-period 0.01");
+  if (o.threads < 0) throw InputError("--threads", "must be >= 0", "pass a thread count, or 0 for all cores");
+  if (o.threads > 0) omp_set_num_threads(o.threads);
+  if (!o.power.power_log.empty()) {
+    try {
+      power::check_power_log(o.power.power_log);
+    } catch (const power::ConfigError& e) {
+      throw InputError("--power-log " + e.where(), e.problem(), e.fix());
+    }
+  }
+  if (o.power.sysfs_root.empty()) {
+    const char* env = std::getenv("FLOPWATT_SYSFS_ROOT");
+    o.power.sysfs_root = env && *env ? env : "/";
+  }
+}
+
+}  // namespace flopwatt

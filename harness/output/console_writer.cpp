@@ -1,0 +1,96 @@
+#include "harness/output/console_writer.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <vector>
+
+namespace flopwatt {
+
+std::string si(double v, const char* unit) {
+  const char* p[] = {"", "k", "M", "G", "T", "P"};
+  int i = 0;
+  double a = v < 0 ? -v : v;
+  while (a >= 1000 && i < 5) a /= 1000, v /= 1000, ++i;
+  return fmt::format("{:.3g} {}{}", v, p[i], unit);
+}
+
+void print_row_header(std::FILE* f) {
+  fmt::print(f, "{:<16} {:<18} {:<20} {:>4} {:>6} {:>11} {:>12} {:>6} {:>8} {:>12}\n", "backend", "op", "MxNxK",
+             "lay", "reps", "median", "FLOP/s", "%peak", "verified", "FLOP/J");
+}
+
+void print_row(std::FILE* f, const Measurement& m, const std::optional<std::string>& headline) {
+  const std::string shape = m.shape ? fmt::format("{}x{}x{}", m.shape->M, m.shape->N, m.shape->K) : "-";
+  if (m.skipped) {
+    fmt::print(f, "{:<16} {:<18} {:<20} skipped: {}\n", m.backend, m.op, shape, *m.skipped);
+    return;
+  }
+  std::string fpj = "-";
+  const EnergyFigures* e = nullptr;
+  if (headline && m.energy.count(*headline)) e = &m.energy.at(*headline);
+  else if (!m.energy.empty()) e = &m.energy.begin()->second;
+  if (e && e->flop_per_j) fpj = si(*e->flop_per_j, "") + (e->confidence == "low" ? "?" : "");
+  fmt::print(f, "{:<16} {:<18} {:<20} {:>4} {:>6} {:>11} {:>12} {:>6} {:>8} {:>12}{}\n", m.backend, m.op, shape,
+             m.layout.value_or("-"), m.reps, si(m.time_s.median, "s"), si(m.flop_per_s, "FLOP/s"),
+             m.fraction_of_peak ? fmt::format("{:.0f}%", 100 * *m.fraction_of_peak) : "-",
+             m.verified ? (*m.verified ? "yes" : "FAILED") : "-", fpj, m.simulated ? "  [simulated]" : "");
+  std::fflush(f);
+}
+
+void print_summary(std::FILE* f, const Run& run, const std::string& out_dir) {
+  // Pivot: rows = (workload, op, pass, shape, dtype), columns = backends, cells =
+  // GFLOP/s. The pass is part of the row: a GPT-2 op's fwd and bwd share op and
+  // shape, and would otherwise overwrite each other's cell.
+  using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
+  std::vector<std::string> backends;
+  std::vector<Key> keys;
+  std::map<Key, std::map<std::string, const Measurement*>> cell;
+  for (const auto& m : run.measurements) {
+    if (m.skipped || (m.workload == "gpt2" && m.op != "step" && m.layer)) continue;
+    const std::string shape = m.shape ? fmt::format("{}x{}x{}", m.shape->M, m.shape->N, m.shape->K) : "";
+    const Key key{m.workload, m.op, m.pass.value_or(""), shape, m.dtype};
+    if (!cell.count(key)) keys.push_back(key);
+    if (std::find(backends.begin(), backends.end(), m.backend) == backends.end()) backends.push_back(m.backend);
+    cell[key][m.backend] = &m;
+  }
+  static constexpr const char* kRow = "{:<8} {:<18} {:<4} {:<19} {:<5}";  // header and rows line up
+  if (keys.empty()) {
+    fmt::print(f, "\nno measurements\n");
+  } else {
+    fmt::print(f, "\nSummary: GFLOP/s (median){}\n", run.headline_source ? ", FLOP/J from " + *run.headline_source : "");
+    fmt::print(f, kRow, "workload", "op", "pass", "shape", "dtype");
+    for (const auto& b : backends) fmt::print(f, " {:>16}", b);
+    fmt::print(f, "\n");
+    for (const auto& k : keys) {
+      const auto& [workload, op, pass, shape, dtype] = k;
+      fmt::print(f, kRow, workload, op, pass, shape, dtype);
+      for (const auto& b : backends) {
+        auto it = cell[k].find(b);
+        if (it == cell[k].end()) {
+          fmt::print(f, " {:>16}", "-");
+          continue;
+        }
+        const Measurement& m = *it->second;
+        std::string v = fmt::format("{:.1f}", m.flop_per_s / 1e9);
+        if (m.verified && !*m.verified) v += "!";
+        if (m.simulated) v += "*";
+        fmt::print(f, " {:>16}", v);
+      }
+      fmt::print(f, "\n");
+    }
+    fmt::print(f, "(* simulated device time, ! failed verification)\n");
+  }
+  std::size_t missing = 0;
+  for (const auto& s : run.power_sources) missing += !s.available;
+  bool any = false;
+  for (const auto& s : run.power_sources) any = any || s.available;
+  if (!any)
+    fmt::print(f, "energy: no power source available here ({} candidates missing; `flopwatt sources` says why) - FLOP/s only\n",
+               missing);
+  fmt::print(f, "report: {}/run.json ({})\n", out_dir, run.complete ? "complete" : "INCOMPLETE");
+}
+
+}  // namespace flopwatt

@@ -1,0 +1,191 @@
+#include "harness/output/run_model.h"
+
+namespace flopwatt {
+
+using nlohmann::json;
+
+namespace {
+
+template <class T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+template <class T>
+std::optional<T> get_opt(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return it->get<T>();
+}
+
+json time_json(const TimeStats& t) {
+  return {{"median", t.median}, {"p10", t.p10},   {"p90", t.p90},         {"total", t.total},
+          {"mean", t.mean},     {"min", t.min},   {"max", t.max},
+          {"ci95", {t.ci95_lo, t.ci95_hi}}};
+}
+
+}  // namespace
+
+json to_json(const Measurement& m) {
+  json j = {
+      {"workload", m.workload},
+      {"op", m.op},
+      {"pass", opt(m.pass)},
+      {"layer", opt(m.layer)},
+      {"step", opt(m.step)},
+      {"backend", m.backend},
+      {"dtype", m.dtype},
+      {"shape", m.shape ? json{{"M", m.shape->M}, {"N", m.shape->N}, {"K", m.shape->K}} : json(nullptr)},
+      {"layout", opt(m.layout)},
+      {"count_per_step", opt(m.count_per_step)},
+      {"threads", opt(m.threads)},
+      {"simulated", m.simulated},
+      {"reps", m.reps},
+      {"time_s", time_json(m.time_s)},
+      {"rep_times_s", m.rep_times_s},
+      {"flop", m.flop},
+      {"bytes", opt(m.bytes)},
+      {"flop_per_s", m.flop_per_s},
+      {"fraction_of_peak", opt(m.fraction_of_peak)},
+      {"verified", opt(m.verified)},
+      {"verify_rel_err", opt(m.verify_rel_err)},
+      {"loss", opt(m.loss)},
+      {"skipped", opt(m.skipped)},
+      {"window_ns", opt(m.window_ns)},
+  };
+  if (m.breakdown_s) {
+    const auto& b = *m.breakdown_s;
+    j["breakdown_s"] = {{"copy_in", b.copy_in}, {"compute", b.compute}, {"copy_out", b.copy_out},
+                        {"submit", b.submit}, {"reconfigure", b.reconfigure}};
+  } else {
+    j["breakdown_s"] = nullptr;
+  }
+  json e = json::object();
+  for (const auto& [id, f] : m.energy) {
+    e[id] = {{"j", f.j},
+             {"avg_power_w", f.avg_power_w},
+             {"net_j", opt(f.net_j)},
+             {"flop_per_j", opt(f.flop_per_j)},
+             {"flop_per_j_net", opt(f.flop_per_j_net)},
+             {"confidence", f.confidence}};
+    if (!f.why_low.empty()) e[id]["why_low"] = f.why_low;
+  }
+  j["energy"] = e;
+  return j;
+}
+
+json to_json(const Run& r) {
+  json sources = json::array();
+  for (const auto& s : r.power_sources)
+    sources.push_back({{"id", s.id},
+                       {"domain", s.domain},
+                       {"kind", s.kind},
+                       {"available", s.available},
+                       {"reason", opt(s.reason)},
+                       {"fix", opt(s.fix)},
+                       {"update_interval_s", opt(s.update_interval_s)},
+                       {"simulated", s.simulated},
+                       {"contains", s.contains}});
+  json idle = json::object();
+  for (const auto& [id, f] : r.idle) idle[id] = {{"power_w", f.power_w}, {"duration_s", f.duration_s}};
+  json ms = json::array();
+  for (const auto& m : r.measurements) ms.push_back(to_json(m));
+  return {{"schema_version", r.schema_version},
+          {"flopwatt_version", r.flopwatt_version},
+          {"run_id", r.run_id},
+          {"complete", r.complete},
+          {"context", r.context},
+          {"power_sources", sources},
+          {"headline_source", opt(r.headline_source)},
+          {"idle", idle},
+          {"measurements", ms}};
+}
+
+Measurement measurement_from_json(const json& j) {
+  Measurement m;
+  m.workload = j.at("workload").get<std::string>();
+  m.op = j.at("op").get<std::string>();
+  m.pass = get_opt<std::string>(j, "pass");
+  m.layer = get_opt<int>(j, "layer");
+  m.step = get_opt<int>(j, "step");
+  m.backend = j.at("backend").get<std::string>();
+  m.dtype = j.at("dtype").get<std::string>();
+  if (j.contains("shape") && !j["shape"].is_null())
+    m.shape = Shape{j["shape"].at("M").get<std::int64_t>(), j["shape"].at("N").get<std::int64_t>(),
+                    j["shape"].at("K").get<std::int64_t>()};
+  m.layout = get_opt<std::string>(j, "layout");
+  m.count_per_step = get_opt<int>(j, "count_per_step");
+  m.threads = get_opt<int>(j, "threads");
+  m.simulated = j.value("simulated", false);
+  m.reps = j.value("reps", 0);
+  const auto& t = j.at("time_s");
+  m.time_s.median = t.value("median", 0.0);
+  m.time_s.p10 = t.value("p10", 0.0);
+  m.time_s.p90 = t.value("p90", 0.0);
+  m.time_s.total = t.value("total", 0.0);
+  m.time_s.mean = t.value("mean", 0.0);
+  m.time_s.min = t.value("min", 0.0);
+  m.time_s.max = t.value("max", 0.0);
+  if (t.contains("ci95") && t["ci95"].is_array() && t["ci95"].size() == 2) {
+    m.time_s.ci95_lo = t["ci95"][0].get<double>();
+    m.time_s.ci95_hi = t["ci95"][1].get<double>();
+  }
+  if (j.contains("rep_times_s")) m.rep_times_s = j["rep_times_s"].get<std::vector<double>>();
+  m.flop = j.value("flop", 0.0);
+  m.bytes = get_opt<double>(j, "bytes");
+  m.flop_per_s = j.value("flop_per_s", 0.0);
+  m.fraction_of_peak = get_opt<double>(j, "fraction_of_peak");
+  m.verified = get_opt<bool>(j, "verified");
+  m.verify_rel_err = get_opt<double>(j, "verify_rel_err");
+  m.loss = get_opt<double>(j, "loss");
+  m.skipped = get_opt<std::string>(j, "skipped");
+  m.window_ns = get_opt<std::array<std::int64_t, 2>>(j, "window_ns");
+  if (j.contains("breakdown_s") && !j["breakdown_s"].is_null()) {
+    const auto& b = j["breakdown_s"];
+    m.breakdown_s = Breakdown{b.value("copy_in", 0.0), b.value("compute", 0.0), b.value("copy_out", 0.0),
+                              b.value("submit", 0.0), b.value("reconfigure", 0.0)};
+  }
+  if (j.contains("energy"))
+    for (const auto& [id, e] : j["energy"].items()) {
+      EnergyFigures f;
+      f.j = e.value("j", 0.0);
+      f.avg_power_w = e.value("avg_power_w", 0.0);
+      f.net_j = get_opt<double>(e, "net_j");
+      f.flop_per_j = get_opt<double>(e, "flop_per_j");
+      f.flop_per_j_net = get_opt<double>(e, "flop_per_j_net");
+      f.confidence = e.value("confidence", "ok");
+      f.why_low = e.value("why_low", "");
+      m.energy[id] = f;
+    }
+  return m;
+}
+
+Run run_from_json(const json& j) {
+  Run r;
+  r.schema_version = j.at("schema_version").get<int>();
+  r.flopwatt_version = j.value("flopwatt_version", "");
+  r.run_id = j.value("run_id", "");
+  r.complete = j.value("complete", false);
+  r.context = j.value("context", json::object());
+  r.headline_source = get_opt<std::string>(j, "headline_source");
+  for (const auto& s : j.value("power_sources", json::array())) {
+    PowerSourceInfo p;
+    p.id = s.at("id").get<std::string>();
+    p.domain = s.value("domain", "");
+    p.kind = s.value("kind", "");
+    p.available = s.value("available", false);
+    p.reason = get_opt<std::string>(s, "reason");
+    p.fix = get_opt<std::string>(s, "fix");
+    p.update_interval_s = get_opt<double>(s, "update_interval_s");
+    p.simulated = s.value("simulated", false);
+    if (s.contains("contains")) p.contains = s["contains"].get<std::vector<std::string>>();
+    r.power_sources.push_back(p);
+  }
+  const json idle = j.value("idle", json::object());  // items() must not outlive its json
+  for (const auto& [id, f] : idle.items())
+    r.idle[id] = IdleFigure{f.value("power_w", 0.0), f.value("duration_s", 0.0)};
+  for (const auto& m : j.value("measurements", json::array())) r.measurements.push_back(measurement_from_json(m));
+  return r;
+}
+
+}  // namespace flopwatt

@@ -1,0 +1,108 @@
+#include "harness/run/context.h"
+
+#include <cpuid.h>
+#include <omp.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <ctime>
+#include <fstream>
+
+#include "harness/output/version.h"
+
+namespace flopwatt {
+
+using nlohmann::json;
+
+std::string read_first_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string s;
+  if (f) std::getline(f, s);
+  return s;
+}
+
+namespace {
+
+std::string join(const std::string& root, const std::string& p) {
+  if (root.empty() || root == "/") return p;
+  return (root.back() == '/' ? root.substr(0, root.size() - 1) : root) + p;
+}
+
+json nullable(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+std::string cpuinfo_field(const std::string& root, const std::string& key) {
+  std::ifstream f(join(root, "/proc/cpuinfo"));
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind(key, 0) == 0) {
+      auto c = line.find(':');
+      if (c != std::string::npos) return line.substr(line.find_first_not_of(" \t", c + 1));
+    }
+  return "";
+}
+
+// CPUID leaf 0x40000000 names the hypervisor when the "hypervisor" bit is set.
+std::string hypervisor_vendor() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 31))) return "";
+  __cpuid(0x40000000, a, b, c, d);
+  char v[13] = {};
+  std::memcpy(v, &b, 4);
+  std::memcpy(v + 4, &c, 4);
+  std::memcpy(v + 8, &d, 4);
+  std::string s(v);
+  if (s == "KVMKVMKVM") return "kvm";
+  if (s == "Microsoft Hv") return "hyper-v";
+  if (s == "VMwareVMware") return "vmware";
+  if (s == "XenVMMXenVMM") return "xen";
+  if (s == "TCGTCGTCGTCG") return "qemu-tcg";
+  return s.empty() ? "unknown" : s;
+}
+
+}  // namespace
+
+json backend_notes(const Backend& b) {
+  json n = json::object();
+  for (const auto& [key, val] : b.notes()) n[key] = val;
+  return n;
+}
+
+json collect_context(const std::string& root, const std::vector<const Backend*>& backends) {
+  json c;
+  c["cpu"] = nullable(cpuinfo_field(root, "model name"));
+  c["cpu_flags_simd"] = json::array();
+  {
+    const std::string flags = " " + cpuinfo_field(root, "flags") + " ";
+    for (const char* f : {"avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_tile"})
+      if (flags.find(std::string(" ") + f + " ") != std::string::npos) c["cpu_flags_simd"].push_back(f);
+  }
+  c["threads"] = omp_get_max_threads();
+  c["online_cpus"] = sysconf(_SC_NPROCESSORS_ONLN);
+  utsname u{};
+  if (uname(&u) == 0) {
+    c["kernel"] = std::string(u.sysname) + " " + u.release;
+    c["arch"] = u.machine;
+  }
+  const std::string hv = hypervisor_vendor();
+  c["hypervisor"] = nullable(hv);
+  const std::string cpufreq = "/sys/devices/system/cpu/cpu0/cpufreq/";
+  c["governor"] = nullable(read_first_line(join(root, cpufreq + "scaling_governor")));
+  c["energy_performance_preference"] = nullable(read_first_line(join(root, cpufreq + "energy_performance_preference")));
+  c["scaling_driver"] = nullable(read_first_line(join(root, cpufreq + "scaling_driver")));
+  c["platform_profile"] = nullable(read_first_line(join(root, "/sys/firmware/acpi/platform_profile")));
+  c["ac_online"] = nullptr;  // filled from power_supply by the run (power/power_state.h)
+  c["battery_percent"] = nullptr;
+  c["flopwatt_git_revision"] = FLOPWATT_GIT_REV;
+  c["compiler"] = "g++ " __VERSION__;
+  std::time_t t = std::time(nullptr);
+  char b[32];
+  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  c["started_utc"] = b;
+  json be = json::object();
+  for (const Backend* k : backends) be[k->name()] = backend_notes(*k);
+  c["backends"] = be;
+  return c;
+}
+
+}  // namespace flopwatt

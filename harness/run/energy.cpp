@@ -1,0 +1,208 @@
+#include "harness/run/energy.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <sstream>
+#include <thread>
+
+#include "harness/run/timing.h"
+#include "power/headline.h"
+#include "power/supply_track.h"
+#include "workloads/error.h"
+
+namespace flopwatt {
+
+struct EnergyMeter::Impl {
+  PowerOptions opts;
+  std::vector<power::SourceStatus> status;
+  std::unique_ptr<power::Sampler> sampler;
+  std::map<std::string, double> idle_w;
+  std::optional<std::string> headline;
+  nlohmann::json headline_choice;  // the rule, the runner-up and why, for the run context
+  bool running = false;
+};
+
+namespace {
+
+// The run's headline source: power::choose_headline (one rule for run,
+// report and bench) over the sources sampled, with each battery's state from
+// the supply as the run starts, so a charging or idle battery on mains never
+// gives the headline FLOP/J.
+power::HeadlineChoice choose_run_headline(const std::vector<std::unique_ptr<power::PowerSource>>& sources,
+                                          const std::vector<power::SourceStatus>& status, const std::string& root,
+                                          const std::string& only_domain) {
+  power::SupplyTrack track;
+  const std::int64_t t = monotonic_ns();
+  track.poll(root, t);
+  std::vector<power::HeadlineCandidate> cands;
+  for (const auto& src : sources) {
+    power::HeadlineCandidate h;
+    h.id = src->id();
+    h.domain = src->domain();
+    h.has_energy = true;
+    for (const auto& st : status)
+      if (st.id == h.id) h.parts = st.sum_of;
+    h.summed = !h.parts.empty();
+    if (h.domain == "battery") {
+      std::vector<std::string> bats;
+      for (const auto& p : h.parts) bats.push_back(p.substr(p.find(':') + 1));
+      if (bats.empty()) bats.push_back(h.id.substr(h.id.find(':') + 1));
+      h.charge = track.batteries_state_over(bats, t, t);
+    }
+    cands.push_back(std::move(h));
+  }
+  return power::choose_headline(cands, only_domain);
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> v;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) v.push_back(item);
+  return v;
+}
+
+}  // namespace
+
+EnergyMeter::EnergyMeter(const PowerOptions& o) : impl_(std::make_unique<Impl>()) {
+  impl_->opts = o;
+  if (impl_->opts.sysfs_root.empty()) {
+    const char* env = std::getenv("FLOPWATT_SYSFS_ROOT");
+    impl_->opts.sysfs_root = env && *env ? env : "/";
+  }
+  if (o.power == "none") return;
+  power::DiscoverOptions d;
+  d.root = impl_->opts.sysfs_root;
+  d.power_log = o.power_log;
+  if (o.power != "auto") d.select = split_list(o.power);
+  power::Discovery disc = power::discover(d);
+  impl_->status = std::move(disc.status);
+  if (!d.select.empty()) {
+    for (const auto& want : d.select) {
+      bool found = false;
+      for (const auto& s : impl_->status) found = found || s.id.rfind(want, 0) == 0;
+      if (!found)
+        throw InputError("--power " + want, "no such power source",
+                         "run `flopwatt sources` to list ids, or use --power auto|none");
+    }
+  }
+  if (!o.headline_domain.empty() && !disc.sources.empty() &&
+      std::none_of(disc.sources.begin(), disc.sources.end(),
+                   [&](const auto& s) { return s->domain() == o.headline_domain; }))
+    throw InputError("--headline-domain " + o.headline_domain, "no available source has this domain",
+                     "pick one listed by `flopwatt sources`");
+  if (!disc.sources.empty()) {
+    const power::HeadlineChoice c =
+        choose_run_headline(disc.sources, impl_->status, impl_->opts.sysfs_root, o.headline_domain);
+    impl_->headline = c.source;
+    impl_->headline_choice = {{"source", c.source ? nlohmann::json(*c.source) : nlohmann::json()},
+                              {"runner_up", c.runner_up ? nlohmann::json(*c.runner_up) : nlohmann::json()},
+                              {"rule", c.rule},
+                              {"why", c.why}};
+  }
+  if (!disc.sources.empty())
+    impl_->sampler = std::make_unique<power::Sampler>(std::move(disc.sources), o.sample_period_s);
+}
+
+EnergyMeter::~EnergyMeter() { stop(); }
+
+bool EnergyMeter::active() const { return impl_->sampler != nullptr; }
+
+std::vector<PowerSourceInfo> EnergyMeter::source_infos() const {
+  std::vector<PowerSourceInfo> v;
+  for (const auto& s : impl_->status) {
+    PowerSourceInfo p;
+    p.id = s.id;
+    p.domain = s.domain;
+    p.kind = power::to_string(s.kind);
+    p.available = s.available;
+    if (!s.reason.empty()) p.reason = s.reason;
+    if (!s.fix.empty()) p.fix = s.fix;
+    if (s.update_interval_s > 0) p.update_interval_s = s.update_interval_s;
+    p.contains = s.contains;
+    v.push_back(std::move(p));
+  }
+  if (impl_->sampler)  // the interval the sources themselves report once opened
+    for (const auto& src : impl_->sampler->sources())
+      for (auto& p : v)
+        if (p.id == src->id()) p.update_interval_s = src->update_interval_s();
+  return v;
+}
+
+std::optional<std::string> EnergyMeter::headline_source() const { return impl_->headline; }
+
+nlohmann::json EnergyMeter::headline_choice() const { return impl_->headline_choice; }
+
+double EnergyMeter::slowest_gauge_interval_s() const {
+  double m = 0;
+  if (impl_->sampler)
+    for (const auto& s : impl_->sampler->sources())
+      if (s->kind() == power::Kind::Gauge) m = std::max(m, s->update_interval_s());
+  return m;
+}
+
+void EnergyMeter::start() {
+  if (impl_->sampler && !impl_->running) {
+    impl_->sampler->start();
+    impl_->running = true;
+  }
+}
+
+void EnergyMeter::stop() {
+  if (impl_->sampler && impl_->running) {
+    impl_->sampler->stop();
+    impl_->running = false;
+  }
+}
+
+void EnergyMeter::measure_idle(Run& run) {
+  if (!impl_->sampler || impl_->opts.idle_s <= 0) return;
+  start();
+  const std::int64_t t0 = now_ns();
+  std::this_thread::sleep_for(std::chrono::duration<double>(impl_->opts.idle_s));
+  const std::int64_t t1 = now_ns();
+  for (const auto& s : impl_->sampler->sources()) {
+    const power::WindowEnergy w = impl_->sampler->energy(s->id(), t0, t1);
+    impl_->idle_w[s->id()] = w.avg_power_w;
+    run.idle[s->id()] = IdleFigure{w.avg_power_w, double(t1 - t0) * 1e-9};
+  }
+}
+
+std::map<std::string, EnergyFigures> EnergyMeter::window(std::int64_t t0, std::int64_t t1, double flop) {
+  std::map<std::string, EnergyFigures> out;
+  if (!impl_->sampler || t1 <= t0) return out;
+  const double dt = double(t1 - t0) * 1e-9;
+  for (const auto& s : impl_->sampler->sources()) {
+    const power::WindowEnergy w = impl_->sampler->energy(s->id(), t0, t1);
+    EnergyFigures f;
+    f.j = w.j;
+    f.avg_power_w = w.avg_power_w;
+    if (w.j > 0 && flop > 0) f.flop_per_j = flop / w.j;
+    if (auto it = impl_->idle_w.find(s->id()); it != impl_->idle_w.end()) {
+      double net = w.j - it->second * dt;
+      // Within 1% of the idle level the difference is sensor noise: a FLOP/J
+      // divided by it would be a meaningless huge number, and energy is never negative.
+      if (net < 0.01 * w.j) {
+        f.why_low = net < 0 ? "gross energy below idle power x time" : "net energy within 1% of idle (noise)";
+        net = std::max(net, 0.0);
+      } else if (flop > 0) {
+        f.flop_per_j_net = flop / net;
+      }
+      f.net_j = net;
+    }
+    if (w.low_confidence) f.why_low = f.why_low.empty() ? w.why_low : w.why_low + "; " + f.why_low;
+    f.confidence = f.why_low.empty() ? "ok" : "low";
+    out[s->id()] = f;
+  }
+  return out;
+}
+
+std::vector<power::SourceSamples> EnergyMeter::drain_samples() {
+  return impl_->sampler ? impl_->sampler->drain_samples() : std::vector<power::SourceSamples>{};
+}
+
+std::int64_t EnergyMeter::now_ns() { return monotonic_ns(); }
+
+}  // namespace flopwatt

@@ -1,0 +1,52 @@
+// Joins measurements with energy windows: owns the sampler, the idle baseline
+// and the headline-source choice; turns a [t0, t1] window into EnergyFigures
+// per source (gross, net, FLOP/J, confidence).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/output/run_model.h"
+#include "power/sampler.h"
+
+namespace flopwatt {
+
+struct PowerOptions {
+  std::string power = "auto";       // auto | none | ID[,ID..]
+  std::string sysfs_root;           // empty: FLOPWATT_SYSFS_ROOT or "/"
+  std::string power_log;            // external meter log / pipe
+  double idle_s = 3.0;
+  double sample_period_s = 0.010;
+  std::string headline_domain;      // empty: widest available
+};
+
+class EnergyMeter {
+ public:
+  explicit EnergyMeter(const PowerOptions& o);
+  ~EnergyMeter();
+  bool active() const;                                   // any source sampling
+  std::vector<PowerSourceInfo> source_infos() const;    // for Run::power_sources
+  std::optional<std::string> headline_source() const;
+  // How the headline source was chosen (source, runner_up, rule, why); null
+  // when no source is sampled. Recorded as the run context's "headline".
+  nlohmann::json headline_choice() const;
+  // Longest update interval among gauges (0 when none): the GEMM loop is
+  // lengthened so each window covers >= 3 of them.
+  double slowest_gauge_interval_s() const;
+  void start();
+  void stop();
+  // Sleeps opts.idle_s measuring idle power per source; fills run.idle.
+  void measure_idle(Run& run);
+  std::map<std::string, EnergyFigures> window(std::int64_t t0_ns, std::int64_t t1_ns, double flop);
+  std::vector<power::SourceSamples> drain_samples();
+  static std::int64_t now_ns();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace flopwatt

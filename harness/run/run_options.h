@@ -1,0 +1,20 @@
+// Options every `run ...` command shares: power, output directory, repetition
+// minimums and threads. The CLI fills them (harness/cli/options.cpp); the run
+// lifecycle (harness/run/run_setup.h) and the runners read them.
+#pragma once
+#include <string>
+
+#include "harness/run/energy.h"
+
+namespace flopwatt {
+
+struct RunCommonOptions {
+  PowerOptions power;
+  std::string out;              // empty: results/runs/<run-id>
+  double min_time_s = 0.2;
+  bool min_time_set = false;    // user fixed --min-time: do not lengthen for gauges
+  int min_reps = 5;
+  int threads = 0;              // 0: all cores
+};
+
+}  // namespace flopwatt

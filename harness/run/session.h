@@ -1,0 +1,42 @@
+// One run's output directory: run.json (rewritten atomically after every
+// measurement), measurements.csv and samples.csv (appended), so an interrupted
+// run always leaves valid files.
+#pragma once
+#include <atomic>
+#include <fstream>
+#include <sstream>
+#include <memory>
+#include <string>
+
+#include "harness/output/run_model.h"
+#include "harness/run/timing.h"
+#include "power/sampler.h"
+
+namespace flopwatt {
+
+class Session {
+ public:
+  // Creates out_dir (parents too); throws InputError naming --out when it cannot.
+  Session(Run header, std::string out_dir);
+  ~Session();
+
+  Run& run() { return run_; }
+  const std::string& out_dir() const { return out_dir_; }
+  void add(Measurement m);                                  // appends and persists
+  void add_samples(const std::vector<power::SourceSamples>& s);
+  void save();                                              // rewrite run.json now
+  void finish(bool complete);                               // final write
+
+ private:
+  Run run_;
+  std::string out_dir_;
+  std::ofstream samples_;
+};
+
+// Sets g_interrupted (harness/run/timing.h) on SIGINT/SIGTERM.
+void install_interrupt_handler();
+
+// "20261122-001530-ab12" style id; default out dir is results/runs/<run-id>.
+std::string make_run_id();
+
+}  // namespace flopwatt

@@ -1,0 +1,36 @@
+// Random GEMM operands for timed loops, shared by `flopwatt run gemm`
+// (harness/runners/gemm_runner.cpp) and flopwatt_bench (harness/bench/gemm.cpp) so
+// both time the same kind of data over the same cache footprint.
+#pragma once
+#include <cstddef>
+#include <random>
+#include <vector>
+
+#include "workloads/backend.h"
+
+namespace flopwatt {
+
+// One set of operands in the dtype the backend receives: uniform [-1, 1)
+// floats, with bf16 copies of A and B when dtype_in is bf16; c holds C's
+// initial values (C is read when beta != 0) and receives the results.
+struct GemmOperands {
+  std::vector<float> a32, b32, c;
+  std::vector<bf16_t> a16, b16;
+  const void* A(DType d) const { return d == DType::F32 ? (const void*)a32.data() : (const void*)a16.data(); }
+  const void* B(DType d) const { return d == DType::F32 ? (const void*)b32.data() : (const void*)b16.data(); }
+};
+
+// Draws A, then B, then C from rng, so a fixed seed gives the same operands everywhere.
+GemmOperands make_gemm_operands(const GemmDesc& d, std::mt19937_64& rng);
+
+// The largest CPU cache (sysfs), 32 MiB when unreadable.
+std::size_t last_level_cache_bytes();
+
+// Repetitions rotate over several operand sets so that a small GEMM is not
+// timed on a cache that training would not have warmed for it: enough sets to
+// cover rotate_bytes (0: twice the last-level cache), at least 1 and at most 8
+// (so the smallest shapes cover less).
+int rotated_set_count(const GemmDesc& d, std::size_t rotate_bytes = 0);
+std::vector<GemmOperands> make_rotated_operands(const GemmDesc& d, std::mt19937_64& rng, std::size_t rotate_bytes = 0);
+
+}  // namespace flopwatt

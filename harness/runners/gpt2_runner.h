@@ -1,0 +1,67 @@
+// The GPT-2 training workload on an open run, shared by `run gpt2` and
+// `run default`: trains llm.c's GPT-2 for a few steps and adds one measurement
+// per step (op "step", with the loss) and, over the steps after warm-up, one
+// measurement per op (and per layer on request), each with analytic FLOPs and
+// bytes, time and energy; prints the steps and a per-op table.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/run/run_setup.h"
+#include "workloads/backend.h"
+#include "workloads/gpt2/adamw.h"
+#include "workloads/gpt2/config.h"
+#include "workloads/gpt2/model.h"
+#include "workloads/gpt2/token_data.h"
+
+namespace flopwatt {
+
+struct Gpt2Options {
+  std::string model = "d12";  // the preset's name, recorded in the context
+  std::string checkpoint;     // empty: random init
+  std::string data;           // empty: deterministic random tokens
+  int batch = 4, seq = 64, steps = 10, warmup = 1;
+  std::uint64_t seed = 1337;
+  DType dtype = DType::F32;
+  std::string gemm_backend;   // empty: the fastest available CPU backend
+  gpt2::AdamWConfig adamw;
+  bool per_layer = false;
+};
+
+class Gpt2Runner {
+ public:
+  // Checks the options against the model config, picks the GEMM backend and
+  // reads the token file. Throws InputError naming `run gpt2`'s flag (--batch,
+  // --seq, --steps, --warmup, --lr, ..., --gemm-backend, --data).
+  Gpt2Runner(const Gpt2Options& o, const gpt2::Config& cfg);
+  ~Gpt2Runner();
+
+  // Allocates the model, then loads the checkpoint or initialises at random.
+  // Throws InputError for a bad checkpoint, so a command with one calls this
+  // before opening its run; train() calls it otherwise.
+  void build_model();
+  gpt2::Model& model();
+  const Backend& backend() const { return *backend_; }
+  // The run.json context's "gpt2" block.
+  nlohmann::json context() const;
+
+  // Trains on `r`, adding the measurements to its session and printing on
+  // `out`. sample_period_s decides when per-op energies are low-confidence.
+  // Returns false when g_interrupted stopped it; what was measured stays.
+  bool train(OpenRun& r, double sample_period_s, std::FILE* out);
+
+ private:
+  Gpt2Options o_;
+  gpt2::Config cfg_;
+  std::unique_ptr<Backend> backend_;
+  std::optional<gpt2::BatchLoader> loader_;
+  std::unique_ptr<gpt2::Model> model_;
+  double step_flop_ = 0, step_bytes_ = 0, gemm_flop_ = 0;
+};
+
+}  // namespace flopwatt

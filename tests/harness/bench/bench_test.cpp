@@ -1,0 +1,173 @@
+// flopwatt_bench: benchmark names, the energy counters in Google Benchmark's
+// JSON (against a fixture battery at a known power), the context naming the
+// sources, simulated rows on modelled time, and Google Benchmark's own compare
+// tool reading the output.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/harness/cli_support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const fs::path kLaptop = fs::path(FLOPWATT_TEST_FIXTURES) / "campaign" / "laptop-mains";
+constexpr double kBatteryW = 4.0;  // BAT0/power_now of the fixture: 4000000 uW
+
+using Result = flopwatt::testing::CommandResult;
+using flopwatt::testing::slurp;
+fs::path temp_dir(const std::string& tag) { return flopwatt::testing::temp_dir("bench", tag); }
+Result bench(const std::string& args) {
+  return flopwatt::testing::run_command_line(std::string(FLOPWATT_BENCH_BINARY) + " " + args);
+}
+
+// By family name: Google Benchmark appends "/real_time", "/iterations:3/manual_time".
+const json* find(const json& j, const std::string& family) {
+  for (const auto& b : j["benchmarks"]) {
+    const std::string n = b["name"];
+    if (n == family || n.rfind(family + "/", 0) == 0) return &b;
+  }
+  return nullptr;
+}
+
+double rel(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(a), std::fabs(b)); }
+
+const std::string kArgs = "--sysfs-root=" + kLaptop.string() +
+                          " --shapes '16,16,16;33,17,65,NT' --backends=cpu:llmc,npu:sim-phoenix"
+                          " --gpt2-presets=tiny --gpt2-backends=cpu:llmc --benchmark_min_time=0.05"
+                          " --benchmark_format=json";
+
+// The laptop fixture unplugged and without RAPL: its discharging battery (a
+// constant 4 W gauge) is then the headline source.
+fs::path laptop_on_battery_without_rapl() {
+  const fs::path root = temp_dir("on-battery");
+  fs::copy(kLaptop, root, fs::copy_options::recursive);
+  fs::remove_all(root / "sys/class/powercap");
+  std::ofstream(root / "sys/class/power_supply/AC/online") << "0\n";
+  std::ofstream(root / "sys/class/power_supply/BAT0/status") << "Discharging\n";
+  return root;
+}
+
+// On mains the fixture's battery is charging: what it reports is the power
+// going into it, so it never gives the headline (power::choose_headline).
+TEST(Bench, ChargingBatteryOnMainsIsNotTheHeadline) {
+  Result r = bench("--sysfs-root=" + kLaptop.string() +
+                   " --shapes 16,16,16 --backends=cpu:llmc --gpt2-presets=none --benchmark_min_time=0.02"
+                   " --benchmark_format=json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["context"]["flopwatt_power_headline"], "rapl-powercap:package-0");
+}
+
+TEST(Bench, JsonCarriesTheEnergyCountersOfTheHeadlineSource) {
+  const fs::path root = laptop_on_battery_without_rapl();
+  struct RemoveAtExit {
+    fs::path p;
+    ~RemoveAtExit() { std::error_code ec; fs::remove_all(p, ec); }
+  } remove_root{root};
+  std::string args = kArgs;
+  args.replace(args.find(kLaptop.string()), kLaptop.string().size(), root.string());
+  Result r = bench(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["context"]["flopwatt_power_headline"], "battery:BAT0");
+  EXPECT_NE(j["context"]["flopwatt_power_sources"].get<std::string>().find("battery:BAT0 (battery, gauge)"),
+            std::string::npos);
+  EXPECT_TRUE(j["context"].contains("flopwatt_counters"));
+
+  for (const char* name : {"gemm/cpu:llmc/16x16x16", "gemm/cpu:llmc/33x17x65_NT"}) {
+    SCOPED_TRACE(name);
+    const json* b = find(j, name);
+    ASSERT_NE(b, nullptr) << r.out;
+    EXPECT_EQ((*b)["time_unit"], "us");
+    const double flop = std::string(name).find("16x16") != std::string::npos ? 2.0 * 16 * 16 * 16 : 2.0 * 33 * 17 * 65;
+    const double t = (*b)["real_time"].get<double>() * 1e-6;  // per iteration
+    EXPECT_LT(rel((*b)["FLOP/s"].get<double>(), flop / t), 1e-6);
+    // The battery gauge reads a constant 4 W: W is that, J/iter is W x time per iteration.
+    EXPECT_LT(rel((*b)["W"].get<double>(), kBatteryW), 0.01);
+    EXPECT_LT(rel((*b)["J/iter"].get<double>(), kBatteryW * t), 0.10);
+    EXPECT_LT(rel((*b)["FLOP/J"].get<double>() * (*b)["J/iter"].get<double>(), flop), 1e-9);
+  }
+  // A simulated backend runs on its modelled time and reports its modelled energy.
+  const json* sim = find(j, "gemm/npu:sim-phoenix/16x16x16");
+  ASSERT_NE(sim, nullptr);
+  EXPECT_NE((*sim)["label"].get<std::string>().find("simulated"), std::string::npos);
+  EXPECT_EQ((*sim)["iterations"], 3);
+  EXPECT_GT((*sim)["J/iter"].get<double>(), 0);
+  EXPECT_LT(rel((*sim)["FLOP/s"].get<double>(), 2.0 * 16 * 16 * 16 / ((*sim)["real_time"].get<double>() * 1e-6)),
+            1e-6);
+  // The GPT-2 training step of the tiny preset.
+  const json* step = find(j, "gpt2/tiny/cpu:llmc/step");
+  ASSERT_NE(step, nullptr);
+  EXPECT_EQ((*step)["time_unit"], "ms");
+  EXPECT_GT((*step)["FLOP/s"].get<double>(), 0);
+  EXPECT_TRUE(step->contains("J/iter"));
+
+  // Google Benchmark's own compare tool reads two such files.
+  const char* compare = "/usr/share/benchmark/compare.py";
+  if (!fs::exists(compare) || std::system("/usr/bin/python3 -c 'import scipy' >/dev/null 2>&1") != 0) {
+    std::cout << "[ SKIPPED  ] compare.py part: needs " << compare
+              << " and scipy (apt-get install libbenchmark-tools python3-scipy)\n";
+    return;
+  }
+  const fs::path d = temp_dir("cmp");
+  std::ofstream(d / "a.json") << r.out;
+  std::ofstream(d / "b.json") << r.out;
+  const int st = std::system(("/usr/bin/python3 " + std::string(compare) + " benchmarks " + (d / "a.json").string() +
+                              " " + (d / "b.json").string() + " >" + (d / "out").string() + " 2>&1")
+                                 .c_str());
+  EXPECT_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 0) << slurp(d / "out");
+  EXPECT_NE(slurp(d / "out").find("gemm/cpu:llmc/16x16x16"), std::string::npos) << slurp(d / "out");
+  fs::remove_all(d);
+}
+
+TEST(Bench, AllSourcesAndNoSources) {
+  Result all = bench("--sysfs-root=" + kLaptop.string() +
+                     " --shapes 16,16,16 --backends=cpu:llmc --gpt2-presets=none --power-counters=all"
+                     " --benchmark_min_time=0.02 --benchmark_format=json");
+  ASSERT_EQ(all.code, 0) << all.err;
+  const json ja = json::parse(all.out);
+  const json* b = find(ja, "gemm/cpu:llmc/16x16x16");
+  ASSERT_NE(b, nullptr);
+  // The headline (the package: the battery is charging) keeps the plain names,
+  // every other source is named by its id.
+  EXPECT_TRUE(b->contains("W")) << b->dump();
+  EXPECT_TRUE(b->contains("battery:BAT0:W")) << b->dump();
+  EXPECT_TRUE(b->contains("battery-energy:BAT0:W")) << b->dump();
+  EXPECT_FALSE(b->contains("rapl-powercap:package-0:W")) << b->dump();
+  Result none = bench("--power none --shapes 16,16,16 --backends=cpu:llmc --gpt2-presets=none"
+                      " --benchmark_min_time=0.02 --benchmark_format=json");
+  ASSERT_EQ(none.code, 0) << none.err;
+  const json j = json::parse(none.out);
+  EXPECT_EQ(j["context"]["flopwatt_power_headline"], "none");
+  b = find(j, "gemm/cpu:llmc/16x16x16");
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(b->contains("FLOP/s"));
+  EXPECT_FALSE(b->contains("J/iter"));
+}
+
+TEST(Bench, BadFlagsExitTwo) {
+  for (const char* args : {"--shapes 1,2 --benchmark_list_tests", "--backends=cpu:nope --benchmark_list_tests",
+                                  "--power=nosuch --benchmark_list_tests", "--benchmark_no_such_flag",
+                                  "--gpt2-presets=d99 --benchmark_list_tests", "--sample-period=0 --benchmark_list_tests",
+                           "--power"}) {
+    Result r = bench(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  }
+  Result list = bench("--power none --gpt2-presets=tiny --benchmark_list_tests");
+  EXPECT_EQ(list.code, 0);
+  EXPECT_NE(list.out.find("gemm/cpu:openblas/qkv/real_time\n"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("gemm/npu:sim-phoenix/lm_head/iterations:3/manual_time\n"), std::string::npos);
+  EXPECT_NE(list.out.find("gpt2/tiny/"), std::string::npos);
+  EXPECT_EQ(list.out.find("cpu:reference"), std::string::npos);  // the oracle is not timed
+}
+
+}  // namespace
