@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "harness/output/csv_writer.h"
+#include "harness/output/text.h"
 #include "power/power_state.h"
 #include "workloads/error.h"
 
@@ -16,14 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-json jopt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-json jopt(const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); }
-
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
 
 std::optional<double> fpj(const Measurement& m, const std::optional<std::string>& src) {
   if (!src) return std::nullopt;
@@ -74,9 +67,9 @@ json side_json(const Side& s) {
             {"flop_per_s_p90", rate_at(m, m.time_s.p10)},
             {"time_median_s", m.time_s.median},
             {"reps", m.reps},
-            {"energy_source", jopt(s.source)},
+            {"energy_source", json_or_null(s.source)},
             {"energy_domain", s.source ? json(source_domain(s.run->run, *s.source)) : json(nullptr)},
-            {"flop_per_j", jopt(fpj(m, s.source))}};
+            {"flop_per_j", json_or_null(fpj(m, s.source))}};
   if (s.source) {
     const EnergyFigures& f = m.energy.at(*s.source);
     j["avg_power_w"] = f.avg_power_w;
@@ -159,8 +152,8 @@ json to_json(const SupplySnapshot& s) {
           {"state", supply_state(s)},
           {"ac_online", s.ac_online ? json(*s.ac_online) : json(nullptr)},
           {"ac_inferred", s.ac_inferred},
-          {"battery_percent", jopt(s.battery_percent)},
-          {"battery_energy_wh", jopt(s.battery_energy_wh)},
+          {"battery_percent", json_or_null(s.battery_percent)},
+          {"battery_energy_wh", json_or_null(s.battery_energy_wh)},
           {"battery_status", s.has_battery ? json(s.battery_status) : json(nullptr)}};
 }
 
@@ -285,7 +278,7 @@ json compare_mains_battery(const std::vector<LoadedRun>& mains, const std::vecto
     json j = {{"workload", m.workload},
               {"op", m.op},
               {"label", config_label(m)},
-              {"pass", jopt(m.pass)},
+              {"pass", json_or_null(m.pass)},
               {"layer", m.layer ? json(*m.layer) : json(nullptr)},
               {"backend", r.backend},
               {"dtype", m.dtype},

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "harness/output/csv_writer.h"
+#include "harness/output/text.h"
 #include "workloads/error.h"
 
 namespace fs = std::filesystem;
@@ -41,8 +42,6 @@ std::optional<double> fpj(const Measurement& m, const std::optional<std::string>
   return it->second.flop_per_j;
 }
 
-json jopt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-json jopt(const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); }
 
 std::string g3(double v) { return fmt::format("{:.3g}", v); }
 std::string giga(double v) { return fmt::format("{:.3g}", v * 1e-9); }
@@ -328,7 +327,7 @@ json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
                   {"dir", r.dir},
                   {"run_id", r.run.run_id},
                   {"complete", r.run.complete},
-                  {"headline_source", jopt(r.run.headline_source)},
+                  {"headline_source", json_or_null(r.run.headline_source)},
                   {"cpu", c.value("cpu", json(nullptr))},
                   {"kernel", c.value("kernel", json(nullptr))},
                   {"threads", c.value("threads", json(nullptr))},
@@ -339,7 +338,7 @@ json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
   json rows = json::array();
   for (const Row& row : build_rows(runs, o.across_backends && runs.size() > 1)) {
     const Measurement& m = *row.first;
-    json jr = {{"workload", m.workload}, {"op", m.op},     {"pass", jopt(m.pass)},
+    json jr = {{"workload", m.workload}, {"op", m.op},     {"pass", json_or_null(m.pass)},
                {"layer", m.layer ? json(*m.layer) : json(nullptr)},
                {"backend", row.backend}, {"dtype", m.dtype},
                {"shape", m.shape ? json{{"M", m.shape->M}, {"N", m.shape->N}, {"K", m.shape->K}} : json(nullptr)},
@@ -362,8 +361,8 @@ json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
                 {"time_median_s", x->time_s.median},
                 {"reps", x->reps},
                 {"verified", x->verified ? json(*x->verified) : json(nullptr)},
-                {"energy_source", jopt(src)},
-                {"flop_per_j", jopt(fpj(*x, src))}};
+                {"energy_source", json_or_null(src)},
+                {"flop_per_j", json_or_null(fpj(*x, src))}};
       if (src) e["energy_confidence"] = x->energy.at(*src).confidence;
       per[label] = e;
       if (r == o.baseline || !base) continue;

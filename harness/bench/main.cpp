@@ -19,6 +19,8 @@
 #include "harness/bench/gemm.h"
 #include "harness/bench/gpt2.h"
 #include "harness/output/version.h"
+#include "harness/output/text.h"
+#include "harness/run/run_options.h"
 #include "workloads/error.h"
 #include "workloads/shapes.h"
 
@@ -98,12 +100,6 @@ double reported_loop_min_s(int argc, char** argv) {
   return t;
 }
 
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
 // The sampler's cost to the measured work: the same GEMM with the sampler
 // thread stopped and running, registered side by side so one run (use
 // --benchmark_repetitions to interleave) gives the ratio on the same machine state.
@@ -161,10 +157,7 @@ int bench_main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
 
-  if (a.power.sysfs_root.empty()) {
-    const char* env = std::getenv("FLOPWATT_SYSFS_ROOT");
-    a.power.sysfs_root = env && *env ? env : "/";
-  }
+  a.power.sysfs_root = resolve_sysfs_root(a.power.sysfs_root);
   a.power.idle_s = to_number(a.idle, "--idle");
   a.power.sample_period_s = to_number(a.sample_period, "--sample-period");
   if (!(a.power.sample_period_s >= 0.001 && a.power.sample_period_s <= 10))

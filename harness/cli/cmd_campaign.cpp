@@ -1,315 +1,22 @@
-// `flopwatt campaign mains-vs-battery`: the same suite on mains and on battery.
-// Each phase runs the suite as child processes of this binary (`run gemm` /
-// `run gpt2` with --out <campaign>/<state>[/<part>]), so every phase is an
-// ordinary run dir; meanwhile this process polls the power supply, so a
-// plug or unplug in the middle of a phase marks the phase invalid.
+// `flopwatt campaign mains-vs-battery`: options and checks; the campaign
+// itself runs in harness/analysis/campaign_runner.cpp.
 #include <fmt/core.h>
-#include <poll.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <cmath>
-#include <cstring>
-#include <iostream>
-#include <filesystem>
-#include <fstream>
-#include <thread>
+#include <memory>
 
-#include "harness/run/backend_registry.h"
-#include "harness/analysis/campaign.h"
+#include "harness/analysis/campaign_runner.h"
 #include "harness/cli/commands.h"
-#include "harness/run/progress.h"
 #include "harness/run/session.h"
-#include "harness/run/timing.h"
-#include "harness/output/version.h"
 #include "workloads/error.h"
-#include "workloads/shapes.h"
-
-namespace fs = std::filesystem;
 
 namespace flopwatt {
 
 namespace {
 
-using nlohmann::json;
-
-struct CampaignArgs {
-  RunCommonOptions common;
-  std::string suite = "gemm-smoke";
-  bool non_interactive = false;
-  double wait_timeout_s = 600;
-  double min_battery = 30;
-  double cooldown_margin_c = 2.0;
-  double cooldown_timeout_s = 600;
-  double pause_s = 60;
-  double poll_s = 1.0;
-  std::string shapes, backends, gpt2_model, baseline;
-  int gpt2_steps = 0;
-};
-
-// Everything about the campaign so far, rewritten after each step so an
-// interrupted campaign leaves a readable record.
-struct Record {
-  fs::path dir;
-  json j;
-  void save() const {
-    const fs::path tmp = dir / "campaign.json.tmp";
-    {
-      std::ofstream f(tmp, std::ios::trunc);
-      f << j.dump(1) << "\n";
-      if (!f) throw InputError((dir / "campaign.json").string(), "cannot write", "check the --out directory");
-    }
-    fs::rename(tmp, dir / "campaign.json");
-  }
-};
-
 std::string fmtd(double v) { return fmt::format("{}", v); }
 
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string s;
-  for (const auto& x : v) s.append(s.empty() ? "" : sep).append(x);
-  return s;
-}
-
-// The options every child `run ...` gets from the campaign's own.
-std::vector<std::string> common_child_args(const RunCommonOptions& o) {
-  std::vector<std::string> a = {"--sysfs-root", o.power.sysfs_root, "--power", o.power.power,
-                                "--idle", fmtd(o.power.idle_s), "--sample-period", fmtd(o.power.sample_period_s),
-                                "--min-reps", std::to_string(o.min_reps)};
-  if (!o.power.power_log.empty()) a.insert(a.end(), {"--power-log", o.power.power_log});
-  if (!o.power.headline_domain.empty()) a.insert(a.end(), {"--headline-domain", o.power.headline_domain});
-  if (o.min_time_set) a.insert(a.end(), {"--min-time", fmtd(o.min_time_s)});
-  if (o.threads > 0) a.insert(a.end(), {"--threads", std::to_string(o.threads)});
-  return a;
-}
-
-pid_t spawn_self(const std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  static char self[] = "flopwatt";
-  argv.push_back(self);
-  for (const auto& s : args) argv.push_back(const_cast<char*>(s.c_str()));
-  argv.push_back(nullptr);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    execv("/proc/self/exe", argv.data());
-    std::fprintf(stderr, "flopwatt: cannot run /proc/self/exe: %s\n", std::strerror(errno));
-    _exit(127);
-  }
-  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
-  return pid;
-}
-
-double seconds_since(std::int64_t t0) { return double(monotonic_ns() - t0) * 1e-9; }
-
-json temps_json(const std::vector<power::Temperature>& t) {
-  json a = json::array();
-  for (const auto& x : t) a.push_back({{"id", x.id}, {"celsius", x.celsius}});
-  return a;
-}
-
-struct Phase {
-  std::string state;
-  bool valid = true;
-  bool interrupted = false;
-  std::vector<std::string> invalid_reasons;
-  std::vector<LoadedRun> runs;
-  std::vector<power::Temperature> temps_start;
-};
-
-struct Campaign {
-  CampaignArgs a;
-  std::string root;
-  std::vector<SuitePart> parts;
-  Record rec;
-  std::int64_t t0 = 0;
-  Progress progress;
-
-  SupplySnapshot snap() const { return read_supply(root, seconds_since(t0)); }
-
-  Phase run_phase(int index, const std::string& state) {
-    Phase ph;
-    ph.state = state;
-    json jp = {{"index", index}, {"state", state}};
-    const SupplySnapshot start = snap();
-    ph.temps_start = power::read_temperatures(root);
-    jp["start"] = to_json(start);
-    jp["temperatures_start"] = temps_json(ph.temps_start);
-    jp["state_changes"] = json::array();
-    jp["runs"] = json::array();
-    rec.j["phases"].push_back(jp);
-    json& jr = rec.j["phases"].back();
-    rec.save();
-    std::string last = state;
-    for (std::size_t i = 0; i < parts.size(); ++i) {
-      const SuitePart& p = parts[i];
-      const std::string rel = parts.size() == 1 ? state : state + "/" + p.name;
-      std::vector<std::string> args = p.args;
-      args.insert(args.end(), {"--out", (rec.dir / rel).string()});
-      const auto common = common_child_args(a.common);
-      args.insert(args.end(), common.begin(), common.end());
-      fmt::print("\n== phase {} ({}), part {}/{} {}: flopwatt {}\n", index, state, i + 1, parts.size(), p.name,
-                 join(args, " "));
-      std::fflush(stdout);
-      const std::int64_t c0 = monotonic_ns();
-      const pid_t pid = spawn_self(args);
-      int status = 0;
-      for (;;) {
-        const pid_t w = waitpid(pid, &status, WNOHANG);
-        if (w == pid) break;
-        if (w < 0 && errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
-        std::this_thread::sleep_for(std::chrono::duration<double>(a.poll_s));
-        const SupplySnapshot s = snap();
-        const std::string now = supply_state(s);
-        if (now != last && now != "unknown") {
-          jr["state_changes"].push_back(to_json(s));
-          if (now != state) {
-            const std::string why = fmt::format("power state changed to {} at {:.1f} s, during part {}", now, s.t_s, p.name);
-            if (ph.valid) fmt::print(stderr, "flopwatt: phase {} ({}) is invalid: {}\n", index, state, why);
-            ph.valid = false;
-            ph.invalid_reasons.push_back(why);
-          }
-          last = now;
-          rec.save();
-        }
-      }
-      const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      jr["runs"].push_back({{"part", p.name}, {"dir", rel}, {"note", p.note}, {"command", args}, {"exit_code", code},
-                            {"duration_s", seconds_since(c0)}});
-      if (fs::exists(rec.dir / rel / "run.json")) {
-        try {
-          ph.runs.push_back({state + (parts.size() > 1 ? "/" + p.name : ""), (rec.dir / rel).string(),
-                             load_run_file((rec.dir / rel / "run.json").string())});
-        } catch (const InputError& e) {
-          ph.invalid_reasons.push_back(std::string("unreadable run: ") + e.what());
-          ph.valid = false;
-        }
-      }
-      if (code != 0) {
-        ph.valid = false;
-        ph.invalid_reasons.push_back(fmt::format("part {} exited with {}", p.name, code));
-      }
-      if (code == 130 || g_interrupted.load()) {
-        ph.interrupted = true;
-        break;
-      }
-    }
-    const SupplySnapshot end = snap();
-    if (supply_state(end) != state && ph.valid) {
-      ph.valid = false;
-      ph.invalid_reasons.push_back("power state at the end of the phase is " + supply_state(end));
-    }
-    jr["end"] = to_json(end);
-    jr["temperatures_end"] = temps_json(power::read_temperatures(root));
-    if (start.battery_energy_wh && end.battery_energy_wh)
-      jr["battery_energy_used_wh"] = *start.battery_energy_wh - *end.battery_energy_wh;
-    jr["duration_s"] = end.t_s - start.t_s;
-    jr["valid"] = ph.valid;
-    jr["invalid_reasons"] = ph.invalid_reasons;
-    rec.save();
-    return ph;
-  }
-
-  // Waits for `want`; asks on a terminal unless --non-interactive.
-  bool wait_for(const std::string& want) {
-    bool ask = !a.non_interactive;
-    const std::string action = want == "battery" ? "Unplug the charger" : "Plug in the charger";
-    const std::int64_t w0 = monotonic_ns();
-    json jw = {{"want", want}, {"interactive", ask}, {"timeout_s", a.wait_timeout_s}};
-    if (ask)
-      fmt::print("\n{} now. The campaign goes on when the machine is on {} (waits up to {} s; Enter re-checks, "
-                 "Ctrl-C stops and keeps phase 1).\n",
-                 action, want, a.wait_timeout_s);
-    else
-      fmt::print("\nwaiting up to {} s for the machine to be on {} ({})\n", a.wait_timeout_s, want,
-                 want == "battery" ? "charger unplugged" : "charger plugged in");
-    std::fflush(stdout);
-    bool changed = false;
-    for (;;) {
-      const SupplySnapshot s = snap();
-      if (supply_state(s) == want) {
-        changed = true;
-        jw["snapshot"] = to_json(s);
-        break;
-      }
-      const double waited = seconds_since(w0);
-      if (waited >= a.wait_timeout_s || g_interrupted.load()) break;
-      progress.status(fmt::format("waiting for {}: {} | {} of {}", want, supply_state(s), format_duration(waited),
-                                  format_duration(a.wait_timeout_s)));
-      if (ask) {
-        pollfd pfd{STDIN_FILENO, POLLIN, 0};
-        if (poll(&pfd, 1, int(a.poll_s * 1000)) > 0) {
-          std::string line;
-          if (!std::getline(std::cin, line)) {
-            ask = false;  // stdin closed: keep polling the supply without asking
-          } else if (supply_state(snap()) != want) {
-            progress.clear();
-            fmt::print("still on {}: {} (or Ctrl-C to stop)\n", supply_state(snap()), action);
-            std::fflush(stdout);
-          }
-        }
-      } else {
-        std::this_thread::sleep_for(std::chrono::duration<double>(a.poll_s));
-      }
-    }
-    progress.clear();
-    jw["waited_s"] = seconds_since(w0);
-    jw["changed"] = changed;
-    rec.j["switch"] = jw;
-    rec.save();
-    return changed;
-  }
-
-  void cool_down(const std::vector<power::Temperature>& start) {
-    const std::int64_t c0 = monotonic_ns();
-    json jc;
-    if (start.empty()) {
-      // No sensor to watch: a fixed pause lets the package and the battery settle.
-      jc = {{"method", "pause"}, {"pause_s", a.pause_s}};
-      while (seconds_since(c0) < a.pause_s && !g_interrupted.load()) {
-        progress.status(fmt::format("pausing (no temperature sensor): {} of {}", format_duration(seconds_since(c0)),
-                                    format_duration(a.pause_s)));
-        std::this_thread::sleep_for(std::chrono::duration<double>(std::min(a.poll_s, a.pause_s)));
-      }
-    } else {
-      jc = {{"method", "temperature"}, {"margin_c", a.cooldown_margin_c}, {"timeout_s", a.cooldown_timeout_s}};
-      CooldownCheck c;
-      for (;;) {
-        c = check_cooldown(start, power::read_temperatures(root), a.cooldown_margin_c);
-        if (c.reached || seconds_since(c0) >= a.cooldown_timeout_s || g_interrupted.load()) break;
-        progress.status(fmt::format("cooling down: {} is {:.1f} C above its phase-1 start + {} C | {} of {}",
-                                    c.worst_sensor, c.worst_excess_c, a.cooldown_margin_c,
-                                    format_duration(seconds_since(c0)), format_duration(a.cooldown_timeout_s)));
-        std::this_thread::sleep_for(std::chrono::duration<double>(a.poll_s));
-      }
-      jc["reached"] = c.reached;
-      jc["worst_sensor"] = c.worst_sensor;
-      jc["worst_excess_c"] = c.worst_excess_c;
-      if (!c.reached)
-        fmt::print(stderr, "flopwatt: cool-down timed out after {} s ({} still {:.1f} C above target); going on\n",
-                   a.cooldown_timeout_s, c.worst_sensor, c.worst_excess_c);
-    }
-    progress.clear();
-    jc["waited_s"] = seconds_since(c0);
-    rec.j["cooldown"] = jc;
-    rec.save();
-  }
-
-  void refuse_low_battery(const SupplySnapshot& s, const std::string& when) {
-    rec.j["refused"] = fmt::format("battery at {:.0f}% {}, below --min-battery {}", *s.battery_percent, when,
-                                   a.min_battery);
-    rec.j["complete"] = false;
-    rec.save();
-    throw InputError("--min-battery " + fmtd(a.min_battery),
-                     fmt::format("battery at {:.0f}% {}: a battery phase needs at least {}%", *s.battery_percent,
-                                 when, a.min_battery),
-                     "charge the battery first, or lower --min-battery (low charge changes the power limits)");
-  }
-};
-
-void validate(const CampaignArgs& a) {
+void validate(const CampaignOptions& a) {
   auto nonneg = [](double v, const char* flag) {
     if (!(v >= 0) || !std::isfinite(v))
       throw InputError(std::string(flag) + " " + fmtd(v), "must be a number >= 0", "pass for example " + std::string(flag) + " 60");
@@ -324,124 +31,16 @@ void validate(const CampaignArgs& a) {
     throw InputError("--poll " + fmtd(a.poll_s), "must be between 0.01 and 60 seconds", "pass for example --poll 1");
 }
 
-int run_campaign(CLI::App* cmd, CLI::App* root_app, CampaignArgs& a) {
+int run_campaign(CLI::App* cmd, CLI::App* root_app, CampaignOptions& a) {
   finalize_run_common_options(cmd, a.common);
   validate(a);
   install_interrupt_handler();
-  Campaign c;
-  c.a = a;
-  c.root = a.common.power.sysfs_root;
-  c.t0 = monotonic_ns();
-
-  SuiteSpec spec;
-  spec.suite = a.suite;
-  spec.shapes = a.shapes;
-  spec.backends = a.backends;
-  spec.gpt2_model = a.gpt2_model;
-  spec.gpt2_steps = a.gpt2_steps;
   try {
     root_app->get_subcommand("run")->get_subcommand("gpt2");
   } catch (const CLI::OptionNotFound&) {
-    spec.have_gpt2 = false;
+    a.have_gpt2 = false;
   }
-  for (const auto& b : all_backends()) spec.backend_list.push_back({b->name(), b->availability().ok, b->simulated()});
-  if (auto f = default_gemm_backend()) spec.fastest_cpu = f->name();
-  // Checked here rather than failing inside a child after minutes of phase 1.
-  if (!a.shapes.empty()) parse_shapes(a.shapes, "--shapes");
-  if (!a.backends.empty()) select_backends(a.backends, "--backend");
-  c.parts = suite_parts(spec);
-
-  const SupplySnapshot s0 = c.snap();
-  const std::string state1 = supply_state(s0);
-  const std::string where = "--sysfs-root " + c.root;
-  if (state1 == "unknown")
-    throw InputError(where, "no AC adapter or battery under " + c.root + "sys/class/power_supply tells mains from battery",
-                     "run the campaign on a laptop (a desktop or virtual machine has no battery)");
-  if (!s0.has_battery)
-    throw InputError(where, "no battery under sys/class/power_supply: there is no battery phase to run",
-                     "run the campaign on a laptop");
-
-  const std::string out = a.common.out.empty() ? "results/runs/campaign-" + make_run_id() : a.common.out;
-  c.rec.dir = out;
-  std::error_code ec;
-  fs::create_directories(c.rec.dir, ec);
-  if (ec || !fs::is_directory(c.rec.dir))
-    throw InputError("--out " + out, "cannot create the campaign directory", "pass a writable directory with --out");
-  if (fs::exists(c.rec.dir / "campaign.json"))
-    throw InputError("--out " + out, "already holds a campaign", "pass a new directory with --out");
-
-  c.rec.j = {{"kind", "flopwatt-campaign"},
-             {"campaign", "mains-vs-battery"},
-             {"schema_version", 1},
-             {"flopwatt_version", FLOPWATT_VERSION},
-             {"flopwatt_git_revision", FLOPWATT_GIT_REV},
-             {"suite", a.suite},
-             {"complete", false},
-             {"sysfs_root", c.root},
-             {"options",
-              {{"non_interactive", a.non_interactive}, {"wait_timeout_s", a.wait_timeout_s},
-               {"min_battery", a.min_battery}, {"cooldown_margin_c", a.cooldown_margin_c},
-               {"cooldown_timeout_s", a.cooldown_timeout_s}, {"pause_s", a.pause_s}, {"poll_s", a.poll_s}}},
-             {"initial", to_json(s0)},
-             {"phases", json::array()}};
-  json jparts = json::array();
-  for (const auto& p : c.parts) jparts.push_back({{"name", p.name}, {"args", p.args}, {"note", p.note}});
-  c.rec.j["parts"] = jparts;
-  c.rec.save();
-  fmt::print("flopwatt campaign mains-vs-battery ({}) -> {}\nstarting on {}{}\n", a.suite, out, state1,
-             s0.battery_percent ? fmt::format(", battery {:.0f}%", *s0.battery_percent) : "");
-
-  if (state1 == "battery" && s0.battery_percent && *s0.battery_percent < a.min_battery)
-    c.refuse_low_battery(s0, "at the start");
-  if (state1 == "mains" && s0.battery_percent && *s0.battery_percent < a.min_battery)
-    fmt::print(stderr, "flopwatt: battery at {:.0f}%: it must charge to --min-battery {}% before the battery phase\n",
-               *s0.battery_percent, a.min_battery);
-
-  Phase p1 = c.run_phase(1, state1);
-  if (p1.interrupted) {
-    fmt::print(stderr, "interrupted: campaign record kept in {}/campaign.json\n", out);
-    return 130;
-  }
-  const std::string state2 = state1 == "mains" ? "battery" : "mains";
-  if (!c.wait_for(state2)) {
-    if (g_interrupted.load()) return 130;
-    fmt::print(stderr, "flopwatt: the machine did not switch to {} within --wait-timeout {} s; phase 1 is kept in {}\n",
-               state2, a.wait_timeout_s, out);
-    return 1;
-  }
-  if (state2 == "battery") {
-    const SupplySnapshot s = c.snap();
-    if (s.battery_percent && *s.battery_percent < a.min_battery) c.refuse_low_battery(s, "before the battery phase");
-  }
-  c.cool_down(p1.temps_start);
-  if (g_interrupted.load()) return 130;
-  Phase p2 = c.run_phase(2, state2);
-
-  const Phase& pm = state1 == "mains" ? p1 : p2;
-  const Phase& pb = state1 == "mains" ? p2 : p1;
-  json cmp = compare_mains_battery(pm.runs, pb.runs, ComparisonOptions{a.baseline});
-  cmp["suite"] = a.suite;
-  cmp["valid"] = {{"mains", pm.valid}, {"battery", pb.valid}};
-  cmp["invalid_reasons"] = {{"mains", pm.invalid_reasons}, {"battery", pb.invalid_reasons}};
-  {
-    std::ofstream f(c.rec.dir / "comparison.json");
-    f << cmp.dump(1) << "\n";
-    std::ofstream g(c.rec.dir / "comparison.csv");
-    g << comparison_csv(cmp);
-    if (!f || !g) throw InputError("--out " + out, "cannot write the comparison", "check free space");
-  }
-  c.rec.j["complete"] = !p2.interrupted;
-  c.rec.j["comparison"] = {{"json", "comparison.json"}, {"csv", "comparison.csv"}};
-  c.rec.save();
-
-  fmt::print("\nmains vs battery ({}):\n{}\n", a.suite, comparison_markdown(cmp));
-  for (const Phase* p : {&pm, &pb})
-    if (!p->valid)
-      fmt::print(stderr, "flopwatt: phase on {} is invalid ({}); its figures are in the comparison but flagged\n",
-                 p->state, join(p->invalid_reasons, "; "));
-  fmt::print("campaign: {}/campaign.json, comparison: {}/comparison.json and comparison.csv\n", out, out);
-  if (p2.interrupted) return 130;
-  return pm.valid && pb.valid ? 0 : 1;
+  return run_mains_vs_battery(a);
 }
 
 }  // namespace
@@ -452,7 +51,7 @@ void register_campaign(CLI::App& app, CliState& st) {
   auto* cmd = camp->add_subcommand(
       "mains-vs-battery",
       "Run a suite on mains and on battery (asking to plug or unplug in between) and compare the two");
-  auto a = std::make_shared<CampaignArgs>();
+  auto a = std::make_shared<CampaignOptions>();
   cmd->add_option("--suite", a->suite, "gemm-smoke | gemm-gpt2 | gpt2-step | paper (default gemm-smoke)");
   cmd->add_flag("--non-interactive", a->non_interactive,
                 "Do not ask: poll the power supply until it changes or --wait-timeout passes");

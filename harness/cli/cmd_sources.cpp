@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "harness/cli/commands.h"
+#include "harness/run/run_options.h"
 #include "power/config_error.h"
 #include "power/external_log.h"
 #include "power/power_state.h"
@@ -48,11 +49,7 @@ std::string seconds_text(double s) {
 }
 
 void run_sources(const SourcesOptions& o, CliState& st) {
-  std::string root = o.root;
-  if (root.empty()) {
-    const char* env = std::getenv("FLOPWATT_SYSFS_ROOT");
-    root = env && *env ? env : "/";
-  }
+  const std::string root = resolve_sysfs_root(o.root);
   if (!power::is_directory(root))
     throw InputError("--sysfs-root " + root, "no such directory",
                      "pass a directory laid out like / (sys/, dev/, proc/), or unset FLOPWATT_SYSFS_ROOT");

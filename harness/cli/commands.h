@@ -18,7 +18,7 @@ void add_run_common_options(CLI::App* cmd, RunCommonOptions& o);
 void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o);
 
 void register_run_gemm(CLI::App& run, CliState& st);      // harness/cli/cmd_gemm.cpp
-void register_run_default(CLI::App& run, CliState& st);   // harness/cli/cmd_gemm.cpp
+void register_run_default(CLI::App& run, CliState& st);   // harness/cli/cmd_default.cpp
 void register_run_peak(CLI::App& run, CliState& st);      // harness/cli/cmd_peak.cpp
 void register_backends(CLI::App& app, CliState& st);      // harness/cli/cmd_backends.cpp
 void register_sources(CLI::App& app, CliState& st);       // harness/cli/cmd_sources.cpp

@@ -43,10 +43,7 @@ void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
       throw InputError("--power-log " + e.where(), e.problem(), e.fix());
     }
   }
-  if (o.power.sysfs_root.empty()) {
-    const char* env = std::getenv("FLOPWATT_SYSFS_ROOT");
-    o.power.sysfs_root = env && *env ? env : "/";
-  }
+  o.power.sysfs_root = resolve_sysfs_root(o.power.sysfs_root);
 }
 
 }  // namespace flopwatt

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <set>
 
+#include "harness/output/text.h"
+
 namespace flopwatt {
 
 namespace {
@@ -34,16 +36,6 @@ std::set<std::string> energy_ids(const Run& run) {
 }
 
 }  // namespace
-
-std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"') o += '"';
-    o += c;
-  }
-  return o + "\"";
-}
 
 std::vector<std::string> csv_columns(const Run& run) {
   std::vector<std::string> cols(std::begin(kBase), std::end(kBase));

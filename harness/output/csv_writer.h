@@ -12,6 +12,5 @@ namespace flopwatt {
 
 std::vector<std::string> csv_columns(const Run& run);
 void write_measurements_csv(const Run& run, std::ostream& os);
-std::string csv_escape(const std::string& s);
 
 }  // namespace flopwatt

@@ -1,22 +1,12 @@
 #include "harness/output/run_model.h"
 
+#include "harness/output/text.h"
+
 namespace flopwatt {
 
 using nlohmann::json;
 
 namespace {
-
-template <class T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-template <class T>
-std::optional<T> get_opt(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  return it->get<T>();
-}
 
 json time_json(const TimeStats& t) {
   return {{"median", t.median}, {"p10", t.p10},   {"p90", t.p90},         {"total", t.total},
@@ -30,28 +20,28 @@ json to_json(const Measurement& m) {
   json j = {
       {"workload", m.workload},
       {"op", m.op},
-      {"pass", opt(m.pass)},
-      {"layer", opt(m.layer)},
-      {"step", opt(m.step)},
+      {"pass", json_or_null(m.pass)},
+      {"layer", json_or_null(m.layer)},
+      {"step", json_or_null(m.step)},
       {"backend", m.backend},
       {"dtype", m.dtype},
       {"shape", m.shape ? json{{"M", m.shape->M}, {"N", m.shape->N}, {"K", m.shape->K}} : json(nullptr)},
-      {"layout", opt(m.layout)},
-      {"count_per_step", opt(m.count_per_step)},
-      {"threads", opt(m.threads)},
+      {"layout", json_or_null(m.layout)},
+      {"count_per_step", json_or_null(m.count_per_step)},
+      {"threads", json_or_null(m.threads)},
       {"simulated", m.simulated},
       {"reps", m.reps},
       {"time_s", time_json(m.time_s)},
       {"rep_times_s", m.rep_times_s},
       {"flop", m.flop},
-      {"bytes", opt(m.bytes)},
+      {"bytes", json_or_null(m.bytes)},
       {"flop_per_s", m.flop_per_s},
-      {"fraction_of_peak", opt(m.fraction_of_peak)},
-      {"verified", opt(m.verified)},
-      {"verify_rel_err", opt(m.verify_rel_err)},
-      {"loss", opt(m.loss)},
-      {"skipped", opt(m.skipped)},
-      {"window_ns", opt(m.window_ns)},
+      {"fraction_of_peak", json_or_null(m.fraction_of_peak)},
+      {"verified", json_or_null(m.verified)},
+      {"verify_rel_err", json_or_null(m.verify_rel_err)},
+      {"loss", json_or_null(m.loss)},
+      {"skipped", json_or_null(m.skipped)},
+      {"window_ns", json_or_null(m.window_ns)},
   };
   if (m.breakdown_s) {
     const auto& b = *m.breakdown_s;
@@ -64,9 +54,9 @@ json to_json(const Measurement& m) {
   for (const auto& [id, f] : m.energy) {
     e[id] = {{"j", f.j},
              {"avg_power_w", f.avg_power_w},
-             {"net_j", opt(f.net_j)},
-             {"flop_per_j", opt(f.flop_per_j)},
-             {"flop_per_j_net", opt(f.flop_per_j_net)},
+             {"net_j", json_or_null(f.net_j)},
+             {"flop_per_j", json_or_null(f.flop_per_j)},
+             {"flop_per_j_net", json_or_null(f.flop_per_j_net)},
              {"confidence", f.confidence}};
     if (!f.why_low.empty()) e[id]["why_low"] = f.why_low;
   }
@@ -81,9 +71,9 @@ json to_json(const Run& r) {
                        {"domain", s.domain},
                        {"kind", s.kind},
                        {"available", s.available},
-                       {"reason", opt(s.reason)},
-                       {"fix", opt(s.fix)},
-                       {"update_interval_s", opt(s.update_interval_s)},
+                       {"reason", json_or_null(s.reason)},
+                       {"fix", json_or_null(s.fix)},
+                       {"update_interval_s", json_or_null(s.update_interval_s)},
                        {"simulated", s.simulated},
                        {"contains", s.contains}});
   json idle = json::object();
@@ -96,7 +86,7 @@ json to_json(const Run& r) {
           {"complete", r.complete},
           {"context", r.context},
           {"power_sources", sources},
-          {"headline_source", opt(r.headline_source)},
+          {"headline_source", json_or_null(r.headline_source)},
           {"idle", idle},
           {"measurements", ms}};
 }
@@ -105,17 +95,17 @@ Measurement measurement_from_json(const json& j) {
   Measurement m;
   m.workload = j.at("workload").get<std::string>();
   m.op = j.at("op").get<std::string>();
-  m.pass = get_opt<std::string>(j, "pass");
-  m.layer = get_opt<int>(j, "layer");
-  m.step = get_opt<int>(j, "step");
+  m.pass = json_optional<std::string>(j, "pass");
+  m.layer = json_optional<int>(j, "layer");
+  m.step = json_optional<int>(j, "step");
   m.backend = j.at("backend").get<std::string>();
   m.dtype = j.at("dtype").get<std::string>();
   if (j.contains("shape") && !j["shape"].is_null())
     m.shape = Shape{j["shape"].at("M").get<std::int64_t>(), j["shape"].at("N").get<std::int64_t>(),
                     j["shape"].at("K").get<std::int64_t>()};
-  m.layout = get_opt<std::string>(j, "layout");
-  m.count_per_step = get_opt<int>(j, "count_per_step");
-  m.threads = get_opt<int>(j, "threads");
+  m.layout = json_optional<std::string>(j, "layout");
+  m.count_per_step = json_optional<int>(j, "count_per_step");
+  m.threads = json_optional<int>(j, "threads");
   m.simulated = j.value("simulated", false);
   m.reps = j.value("reps", 0);
   const auto& t = j.at("time_s");
@@ -132,14 +122,14 @@ Measurement measurement_from_json(const json& j) {
   }
   if (j.contains("rep_times_s")) m.rep_times_s = j["rep_times_s"].get<std::vector<double>>();
   m.flop = j.value("flop", 0.0);
-  m.bytes = get_opt<double>(j, "bytes");
+  m.bytes = json_optional<double>(j, "bytes");
   m.flop_per_s = j.value("flop_per_s", 0.0);
-  m.fraction_of_peak = get_opt<double>(j, "fraction_of_peak");
-  m.verified = get_opt<bool>(j, "verified");
-  m.verify_rel_err = get_opt<double>(j, "verify_rel_err");
-  m.loss = get_opt<double>(j, "loss");
-  m.skipped = get_opt<std::string>(j, "skipped");
-  m.window_ns = get_opt<std::array<std::int64_t, 2>>(j, "window_ns");
+  m.fraction_of_peak = json_optional<double>(j, "fraction_of_peak");
+  m.verified = json_optional<bool>(j, "verified");
+  m.verify_rel_err = json_optional<double>(j, "verify_rel_err");
+  m.loss = json_optional<double>(j, "loss");
+  m.skipped = json_optional<std::string>(j, "skipped");
+  m.window_ns = json_optional<std::array<std::int64_t, 2>>(j, "window_ns");
   if (j.contains("breakdown_s") && !j["breakdown_s"].is_null()) {
     const auto& b = j["breakdown_s"];
     m.breakdown_s = Breakdown{b.value("copy_in", 0.0), b.value("compute", 0.0), b.value("copy_out", 0.0),
@@ -150,9 +140,9 @@ Measurement measurement_from_json(const json& j) {
       EnergyFigures f;
       f.j = e.value("j", 0.0);
       f.avg_power_w = e.value("avg_power_w", 0.0);
-      f.net_j = get_opt<double>(e, "net_j");
-      f.flop_per_j = get_opt<double>(e, "flop_per_j");
-      f.flop_per_j_net = get_opt<double>(e, "flop_per_j_net");
+      f.net_j = json_optional<double>(e, "net_j");
+      f.flop_per_j = json_optional<double>(e, "flop_per_j");
+      f.flop_per_j_net = json_optional<double>(e, "flop_per_j_net");
       f.confidence = e.value("confidence", "ok");
       f.why_low = e.value("why_low", "");
       m.energy[id] = f;
@@ -167,16 +157,16 @@ Run run_from_json(const json& j) {
   r.run_id = j.value("run_id", "");
   r.complete = j.value("complete", false);
   r.context = j.value("context", json::object());
-  r.headline_source = get_opt<std::string>(j, "headline_source");
+  r.headline_source = json_optional<std::string>(j, "headline_source");
   for (const auto& s : j.value("power_sources", json::array())) {
     PowerSourceInfo p;
     p.id = s.at("id").get<std::string>();
     p.domain = s.value("domain", "");
     p.kind = s.value("kind", "");
     p.available = s.value("available", false);
-    p.reason = get_opt<std::string>(s, "reason");
-    p.fix = get_opt<std::string>(s, "fix");
-    p.update_interval_s = get_opt<double>(s, "update_interval_s");
+    p.reason = json_optional<std::string>(s, "reason");
+    p.fix = json_optional<std::string>(s, "fix");
+    p.update_interval_s = json_optional<double>(s, "update_interval_s");
     p.simulated = s.value("simulated", false);
     if (s.contains("contains")) p.contains = s["contains"].get<std::vector<std::string>>();
     r.power_sources.push_back(p);

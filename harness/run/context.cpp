@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "harness/output/version.h"
+#include "power/sysfs.h"
 
 namespace flopwatt {
 
@@ -24,15 +25,10 @@ std::string read_first_line(const std::string& path) {
 
 namespace {
 
-std::string join(const std::string& root, const std::string& p) {
-  if (root.empty() || root == "/") return p;
-  return (root.back() == '/' ? root.substr(0, root.size() - 1) : root) + p;
-}
-
 json nullable(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
 std::string cpuinfo_field(const std::string& root, const std::string& key) {
-  std::ifstream f(join(root, "/proc/cpuinfo"));
+  std::ifstream f(power::under_root(root, "/proc/cpuinfo"));
   std::string line;
   while (std::getline(f, line))
     if (line.rfind(key, 0) == 0) {
@@ -87,10 +83,10 @@ json collect_context(const std::string& root, const std::vector<const Backend*>&
   const std::string hv = hypervisor_vendor();
   c["hypervisor"] = nullable(hv);
   const std::string cpufreq = "/sys/devices/system/cpu/cpu0/cpufreq/";
-  c["governor"] = nullable(read_first_line(join(root, cpufreq + "scaling_governor")));
-  c["energy_performance_preference"] = nullable(read_first_line(join(root, cpufreq + "energy_performance_preference")));
-  c["scaling_driver"] = nullable(read_first_line(join(root, cpufreq + "scaling_driver")));
-  c["platform_profile"] = nullable(read_first_line(join(root, "/sys/firmware/acpi/platform_profile")));
+  c["governor"] = nullable(read_first_line(power::under_root(root, cpufreq + "scaling_governor")));
+  c["energy_performance_preference"] = nullable(read_first_line(power::under_root(root, cpufreq + "energy_performance_preference")));
+  c["scaling_driver"] = nullable(read_first_line(power::under_root(root, cpufreq + "scaling_driver")));
+  c["platform_profile"] = nullable(read_first_line(power::under_root(root, "/sys/firmware/acpi/platform_profile")));
   c["ac_online"] = nullptr;  // filled from power_supply by the run (power/power_state.h)
   c["battery_percent"] = nullptr;
   c["flopwatt_git_revision"] = FLOPWATT_GIT_REV;

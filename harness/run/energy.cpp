@@ -1,4 +1,5 @@
 #include "harness/run/energy.h"
+#include "harness/run/run_options.h"
 
 #include <algorithm>
 #include <chrono>
@@ -68,10 +69,7 @@ std::vector<std::string> split_list(const std::string& s) {
 
 EnergyMeter::EnergyMeter(const PowerOptions& o) : impl_(std::make_unique<Impl>()) {
   impl_->opts = o;
-  if (impl_->opts.sysfs_root.empty()) {
-    const char* env = std::getenv("FLOPWATT_SYSFS_ROOT");
-    impl_->opts.sysfs_root = env && *env ? env : "/";
-  }
+  impl_->opts.sysfs_root = resolve_sysfs_root(impl_->opts.sysfs_root);
   if (o.power == "none") return;
   power::DiscoverOptions d;
   d.root = impl_->opts.sysfs_root;

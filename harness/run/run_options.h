@@ -17,4 +17,8 @@ struct RunCommonOptions {
   int threads = 0;              // 0: all cores
 };
 
+// The filesystem root every /sys, /dev and /proc read goes below: the
+// --sysfs-root value when given, else $FLOPWATT_SYSFS_ROOT, else "/".
+std::string resolve_sysfs_root(const std::string& flag_value);
+
 }  // namespace flopwatt

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "harness/output/csv_writer.h"
+#include "harness/output/text.h"
 #include "workloads/error.h"
 
 namespace fs = std::filesystem;

@@ -1,0 +1,86 @@
+#include "harness/cli/gemm_suite.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "harness/output/console_writer.h"
+#include "harness/run/backend_registry.h"
+#include "harness/run/progress.h"
+#include "workloads/error.h"
+
+namespace flopwatt {
+
+namespace {
+
+std::vector<Backend*> raw(const std::vector<std::unique_ptr<Backend>>& v) {
+  std::vector<Backend*> r;
+  for (const auto& b : v) r.push_back(b.get());
+  return r;
+}
+
+}  // namespace
+
+GemmPlan plan_gemm(const GemmArgs& a, bool skip_reference) {
+  const auto dt = parse_dtype(a.dtype);
+  if (!dt) throw InputError("--dtype " + a.dtype, "unknown dtype", "use fp32 or bf16");
+  GemmPlan p;
+  p.go.shapes = parse_shapes(a.shapes, "--shapes");
+  p.go.dtype = *dt;
+  p.backends = select_backends(a.backends, "--backend");
+  if (skip_reference)
+    std::erase_if(p.backends, [](const auto& b) { return b->name() == "cpu:reference"; });
+  p.go.timing.min_time_s = a.common.min_time_s;
+  p.go.timing.min_reps = a.common.min_reps;
+  p.go.lengthen_for_gauges = !a.common.min_time_set;
+  p.context = {{"dtype", a.dtype}, {"shapes", a.shapes}};
+  if (!a.no_peak) {
+    p.go.peak_flop_per_s = quick_peak(*dt);
+    p.context["peak_flop_per_s"] =
+        p.go.peak_flop_per_s ? nlohmann::json(*p.go.peak_flop_per_s) : nlohmann::json(nullptr);
+  }
+  return p;
+}
+
+std::vector<const Backend*> const_raw(const std::vector<std::unique_ptr<Backend>>& v) {
+  std::vector<const Backend*> r;
+  for (const auto& b : v) r.push_back(b.get());
+  return r;
+}
+
+bool run_suite(const GemmPlan& p, OpenRun& r, std::FILE* out) {
+  print_row_header(out);
+  const auto headline = r.session->run().headline_source;
+  // run_gemm_suite goes shape by shape, every backend per shape: item i is
+  // (shapes[i / nb], backends[i % nb]), so the line can name the one running now.
+  Progress progress;
+  const std::size_t nb = p.backends.size(), total = p.go.shapes.size() * nb;
+  auto item = [&](std::size_t i) {
+    const GemmShape& s = p.go.shapes[i / nb];
+    const GemmDesc& d = s.desc;
+    const std::string dims = fmt::format("{}x{}x{}", d.M, d.N, d.K);
+    // A custom shape's op is its dimensions already.
+    return p.backends[i % nb]->name() + " " + (s.op.rfind(dims, 0) == 0 ? s.op : s.op + " " + dims);
+  };
+  if (total) progress.update(item(0), 0, total);
+  const bool ok = run_gemm_suite(raw(p.backends), p.go, *r.session, *r.meter,
+                                 [&](const Measurement& m, std::size_t done, std::size_t n) {
+                                   progress.clear();
+                                   print_row(out, m, headline);
+                                   if (done < n) progress.update(item(done), done, n);
+                                 });
+  progress.clear();
+  return ok;
+}
+
+int verification_status(const Run& run) {
+  for (const auto& m : run.measurements)
+    if (m.verified && !*m.verified) {
+      fmt::print(stderr, "verification failed for {} {} (rel err {:.3g}); see run.json\n", m.backend, m.op,
+                 m.verify_rel_err.value_or(-1));
+      return 1;
+    }
+  return 0;
+}
+
+}  // namespace flopwatt

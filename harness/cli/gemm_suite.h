@@ -1,0 +1,45 @@
+// What `run gemm` and `run default` share: the GEMM flags, the plan they
+// settle before the run opens, and the suite's loop with its console rows.
+#pragma once
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/run/run_options.h"
+#include "harness/run/run_setup.h"
+#include "harness/runners/gemm_runner.h"
+
+namespace flopwatt {
+
+struct GemmArgs {
+  RunCommonOptions common;
+  std::string backends = "available";
+  std::string shapes = "gpt2-124m";
+  std::string dtype = "fp32";
+  bool no_peak = false;
+};
+
+// What the GEMM suite runs, settled before the run opens.
+struct GemmPlan {
+  GemmRunOptions go;
+  std::vector<std::unique_ptr<Backend>> backends;
+  nlohmann::json context;  // dtype, shapes and peak for run.json's context
+};
+
+// Checks the GEMM flags and measures the peak. Call after finalize_run_common_options.
+// skip_reference drops cpu:reference (it verifies the others; timing it is not the suite's point).
+GemmPlan plan_gemm(const GemmArgs& a, bool skip_reference);
+
+std::vector<const Backend*> const_raw(const std::vector<std::unique_ptr<Backend>>& v);
+
+// Runs the suite on the open run, one line per measurement under a progress
+// line. Returns false when interrupted.
+bool run_suite(const GemmPlan& p, OpenRun& r, std::FILE* out);
+
+// 1 (with the first failure on stderr) when a GEMM failed verification, else 0.
+int verification_status(const Run& run);
+
+}  // namespace flopwatt

@@ -1,0 +1,31 @@
+// Small text and JSON helpers every writer and command needs, in one place.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace flopwatt {
+
+// "a<sep>b<sep>c"; "" for an empty list.
+std::string join(const std::vector<std::string>& v, const std::string& sep);
+
+// A CSV field (RFC 4180): quoted when it holds a comma, a quote or a newline.
+std::string csv_escape(const std::string& s);
+
+// The value, or JSON null when there is none.
+template <class T>
+nlohmann::json json_or_null(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+// The value at `key`, or nullopt when the key is missing or null.
+template <class T>
+std::optional<T> json_optional(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return it->template get<T>();
+}
+
+}  // namespace flopwatt
