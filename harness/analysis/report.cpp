@@ -304,11 +304,16 @@ std::optional<RatioInterval> rate_ratio(const Measurement& num, const Measuremen
   return r;
 }
 
-ReportFormat parse_report_format(const std::string& s, const std::string& flag) {
-  if (s == "md" || s == "markdown") return ReportFormat::Markdown;
-  if (s == "csv") return ReportFormat::Csv;
-  if (s == "json") return ReportFormat::Json;
-  throw InputError(flag + " " + s, "unknown format", "use md, csv or json");
+const ReportFormat& report_format(const std::string& name, const std::string& flag) {
+  static const ReportFormat kFormats[] = {
+      {"md", "markdown", report_markdown},
+      {"csv", "", report_csv},
+      {"json", "", [](const std::vector<LoadedRun>& runs, const ReportOptions& o) {
+         return report_json(runs, o).dump(1) + "\n";
+       }}};
+  for (const auto& f : kFormats)
+    if (name == f.name || (*f.alias && name == f.alias)) return f;
+  throw InputError(flag + " " + name, "unknown format", "use md, csv or json");
 }
 
 json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {

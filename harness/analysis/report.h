@@ -70,8 +70,6 @@ std::optional<RatioInterval> rate_ratio(const Measurement& num, const Measuremen
 // FLOP/s at a time quantile; 0 when the time is 0.
 double rate_at(const Measurement& m, double time_s);
 
-enum class ReportFormat { Markdown, Csv, Json };
-ReportFormat parse_report_format(const std::string& s, const std::string& flag);
 
 struct ReportOptions {
   std::size_t baseline = 0;      // index into runs; ratios are run / baseline
@@ -80,5 +78,14 @@ struct ReportOptions {
 nlohmann::json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o);
 std::string report_markdown(const std::vector<LoadedRun>& runs, const ReportOptions& o);
 std::string report_csv(const std::vector<LoadedRun>& runs, const ReportOptions& o);
+
+// The report's output formats, picked by name: md (or markdown), csv, json.
+struct ReportFormat {
+  const char* name;
+  const char* alias;  // another accepted name, or ""
+  std::string (*render)(const std::vector<LoadedRun>& runs, const ReportOptions& o);
+};
+// Throws InputError naming `flag` for an unknown name, with the valid ones.
+const ReportFormat& report_format(const std::string& name, const std::string& flag);
 
 }  // namespace flopwatt

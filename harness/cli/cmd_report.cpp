@@ -34,7 +34,7 @@ std::size_t find_baseline(const std::vector<LoadedRun>& runs, const std::string&
 }
 
 int run_report(ReportArgs& a) {
-  const ReportFormat f = parse_report_format(a.format, "--format");
+  const ReportFormat& format = report_format(a.format, "--format");
   std::vector<LoadedRun> runs;
   for (const auto& d : a.dirs) {
     auto v = load_runs(d);
@@ -47,10 +47,7 @@ int run_report(ReportArgs& a) {
   ReportOptions o;
   o.baseline = find_baseline(runs, a.baseline);
   o.across_backends = a.across_backends;
-  std::string text;
-  if (f == ReportFormat::Markdown) text = report_markdown(runs, o);
-  else if (f == ReportFormat::Csv) text = report_csv(runs, o);
-  else text = report_json(runs, o).dump(1) + "\n";
+  const std::string text = format.render(runs, o);
   if (a.out.empty()) {
     fmt::print("{}", text);
   } else {

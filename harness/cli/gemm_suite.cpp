@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "harness/output/console_writer.h"
+#include "harness/output/writer.h"
 #include "harness/run/backend_registry.h"
 #include "harness/run/progress.h"
 #include "workloads/error.h"
@@ -49,8 +49,10 @@ std::vector<const Backend*> const_raw(const std::vector<std::unique_ptr<Backend>
 }
 
 bool run_suite(const GemmPlan& p, OpenRun& r, std::FILE* out) {
-  print_row_header(out);
-  const auto headline = r.session->run().headline_source;
+  WriterTarget target;
+  target.stream = out;
+  const auto console = make_writer("console", target);
+  console->context(r.session->run());
   // run_gemm_suite goes shape by shape, every backend per shape: item i is
   // (shapes[i / nb], backends[i % nb]), so the line can name the one running now.
   Progress progress;
@@ -66,7 +68,7 @@ bool run_suite(const GemmPlan& p, OpenRun& r, std::FILE* out) {
   const bool ok = run_gemm_suite(raw(p.backends), p.go, *r.session, *r.meter,
                                  [&](const Measurement& m, std::size_t done, std::size_t n) {
                                    progress.clear();
-                                   print_row(out, m, headline);
+                                   console->measurement(r.session->run(), m);
                                    if (done < n) progress.update(item(done), done, n);
                                  });
   progress.clear();

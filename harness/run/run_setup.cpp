@@ -2,7 +2,7 @@
 
 #include <fmt/core.h>
 
-#include "harness/output/console_writer.h"
+#include "harness/output/writer.h"
 #include "harness/run/context.h"
 #include "harness/output/version.h"
 #include "power/power_state.h"
@@ -78,7 +78,12 @@ OpenRun start_run(const RunCommonOptions& o, const std::vector<const Backend*>& 
 
 int end_run(OpenRun& r, bool complete, std::FILE* out, RunEnding ending) {
   close_run(r, complete);
-  if (ending == RunEnding::kSummary) print_summary(out, r.session->run(), r.session->out_dir());
+  if (ending == RunEnding::kSummary) {
+    WriterTarget console;
+    console.stream = out;
+    console.out_dir = r.session->out_dir();
+    make_writer("console", console)->finalize(r.session->run());
+  }
   else fmt::print(out, "report: {}/run.json\n", r.session->out_dir());
   if (complete) return 0;
   fmt::print(stderr, "interrupted: partial report kept in {}/run.json\n", r.session->out_dir());

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <random>
 
-#include "harness/output/csv_writer.h"
 #include "harness/output/text.h"
 #include "workloads/error.h"
 
@@ -69,21 +68,24 @@ Session::Session(Run header, std::string out_dir) : run_(std::move(header)), out
   samples_.open(fs::path(out_dir_) / "samples.csv", std::ios::trunc);
   samples_ << "source_id,t_ns,value,unit\n";
   samples_.flush();
+  WriterTarget target;
+  target.replace_file = [dir = fs::path(out_dir_)](const std::string& name, const std::string& text) {
+    write_atomically(dir / name, text);
+  };
+  target.out_dir = out_dir_;
+  for (const char* name : {"json", "csv"}) writers_.push_back(make_writer(name, target));
   save();
 }
 
 Session::~Session() = default;
 
 void Session::save() {
-  write_atomically(fs::path(out_dir_) / "run.json", to_json(run_).dump(1) + "\n");
-  std::ostringstream os;
-  write_measurements_csv(run_, os);
-  write_atomically(fs::path(out_dir_) / "measurements.csv", os.str());
+  for (auto& w : writers_) w->context(run_);
 }
 
 void Session::add(Measurement m) {
   run_.measurements.push_back(std::move(m));
-  save();
+  for (auto& w : writers_) w->measurement(run_, run_.measurements.back());
 }
 
 void Session::add_samples(const std::vector<power::SourceSamples>& ss) {
@@ -94,7 +96,7 @@ void Session::add_samples(const std::vector<power::SourceSamples>& ss) {
 
 void Session::finish(bool complete) {
   run_.complete = complete;
-  save();
+  for (auto& w : writers_) w->finalize(run_);
 }
 
 }  // namespace flopwatt

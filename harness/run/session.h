@@ -9,6 +9,7 @@
 #include <string>
 
 #include "harness/output/run_model.h"
+#include "harness/output/writer.h"
 #include "harness/run/timing.h"
 #include "power/sampler.h"
 
@@ -31,6 +32,7 @@ class Session {
   Run run_;
   std::string out_dir_;
   std::ofstream samples_;
+  std::vector<std::unique_ptr<Writer>> writers_;  // run.json and measurements.csv
 };
 
 // Sets g_interrupted (harness/run/timing.h) on SIGINT/SIGTERM.

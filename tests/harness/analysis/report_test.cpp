@@ -274,7 +274,8 @@ TEST(Report, BadInputThrowsNamingTheFile) {
   expect_error((d / "noop").string(), "malformed run.json");
   write(d / "arr" / "run.json", "[]");
   expect_error((d / "arr").string(), "malformed run.json");
-  EXPECT_THROW(parse_report_format("html", "--format"), InputError);
+  EXPECT_THROW(report_format("html", "--format"), InputError);
+  EXPECT_STREQ(report_format("markdown", "--format").name, "md");
   fs::remove_all(d);
 }
 
