@@ -15,7 +15,7 @@
 #include "power/config_error.h"
 #include "power/external_log.h"
 #include "power/power_state.h"
-#include "power/sampler.h"
+#include "power/source_watch.h"
 #include "power/source.h"
 #include "power/sysfs.h"
 #include "power/temperature.h"
@@ -32,118 +32,65 @@ struct SourcesOptions {
   bool json = false;
 };
 
-struct Measured {
-  bool watched = false;
-  bool interval_measured = false;
-  double interval_s = 0;
-  double avg_power_w = 0;
-  bool changed = false;   // the value moved during the window
-  bool sampled = false;   // at least one sample inside the window
-  std::string error;
-};
-
 std::string seconds_text(double s) {
   if (s <= 0) return "-";
   if (s < 1) return fmt::format("{:.3g} ms", s * 1e3);
   return fmt::format("{:.3g} s", s);
 }
 
-void run_sources(const SourcesOptions& o, CliState& st) {
-  const std::string root = resolve_sysfs_root(o.root);
-  if (!power::is_directory(root))
-    throw InputError("--sysfs-root " + root, "no such directory",
-                     "pass a directory laid out like / (sys/, dev/, proc/), or unset FLOPWATT_SYSFS_ROOT");
-  if (!(o.measure_s >= 0 && o.measure_s <= 600))
-    throw InputError("--measure", "must be between 0 and 600 seconds", "pass for example --measure 2");
-  if (!o.power_log.empty()) {
-    try {
-      power::check_power_log(o.power_log);
-    } catch (const power::ConfigError& e) {
-      throw InputError(e.where(), e.problem(), e.fix());
+void print_json(const SourcesOptions& o, const std::string& root, const power::Discovery& disc,
+                const std::map<std::string, power::SourceWatch>& measured,
+                const std::optional<power::PowerState>& ps, const std::vector<power::Temperature>& temps) {
+  nlohmann::json j;
+  j["root"] = root;
+  j["measure_s"] = o.measure_s;
+  j["sources"] = nlohmann::json::array();
+  for (const auto& s : disc.status) {
+    nlohmann::json e;
+    e["id"] = s.id;
+    e["domain"] = s.domain;
+    e["kind"] = power::to_string(s.kind);
+    e["available"] = s.available;
+    e["reason"] = s.reason.empty() ? nlohmann::json() : nlohmann::json(s.reason);
+    e["fix"] = s.fix.empty() ? nlohmann::json() : nlohmann::json(s.fix);
+    e["note"] = s.note.empty() ? nlohmann::json() : nlohmann::json(s.note);
+    e["contains"] = s.contains;
+    e["update_interval_s"] = s.update_interval_s > 0 ? nlohmann::json(s.update_interval_s) : nlohmann::json();
+    e["interval_measured"] = false;
+    e["avg_power_w"] = nullptr;
+    e["updating"] = nullptr;
+    if (auto it = measured.find(s.id); it != measured.end()) {
+      const power::SourceWatch& m = it->second;
+      e["update_interval_s"] = m.interval_s;
+      e["interval_measured"] = m.interval_measured;
+      e["avg_power_w"] = m.sampled ? nlohmann::json(m.avg_power_w) : nlohmann::json();
+      e["updating"] = m.changed;
+      if (!m.error.empty()) e["read_error"] = m.error;
     }
+    j["sources"].push_back(std::move(e));
   }
-  power::DiscoverOptions dopt;
-  dopt.root = root;
-  dopt.power_log = o.power_log;
-  power::Discovery disc = power::discover(dopt);
-
-  std::map<std::string, Measured> measured;
-  if (o.measure_s > 0 && !disc.sources.empty()) {
-    power::Sampler sampler(std::move(disc.sources), 0.010);
-    sampler.start();
-    // Let the first reads land so the window opens on samples, not before them.
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    const std::int64_t t0 = power::Sampler::now_ns();
-    std::this_thread::sleep_for(std::chrono::duration<double>(o.measure_s));
-    const std::int64_t t1 = power::Sampler::now_ns();
-    sampler.stop();
-    for (const auto& s : sampler.sources()) {
-      Measured m;
-      m.watched = true;
-      m.interval_measured = s->interval_measured();
-      m.interval_s = s->update_interval_s();
-      const power::WindowEnergy w = sampler.energy(s->id(), t0, t1);
-      m.avg_power_w = w.avg_power_w;
-      m.sampled = w.samples > 0;
-      // A counter that moved has energy; a gauge's value moving shows as a measured interval.
-      m.changed = m.interval_measured || (s->kind() == power::Kind::Counter && w.j > 0);
-      m.error = s->last_error();
-      measured[s->id()] = m;
-    }
+  if (ps) {
+    nlohmann::json p;
+    p["ac_online"] = ps->ac_online ? nlohmann::json(*ps->ac_online) : nlohmann::json();
+    p["ac_inferred"] = ps->ac_inferred;
+    p["battery_percent"] = ps->battery_percent ? nlohmann::json(*ps->battery_percent) : nlohmann::json();
+    p["batteries"] = nlohmann::json::array();
+    for (const auto& b : ps->batteries)
+      p["batteries"].push_back({{"name", b.name},
+                                {"status", power::to_string(b.status)},
+                                {"percent", b.percent ? nlohmann::json(*b.percent) : nlohmann::json()}});
+    j["power_state"] = p;
+  } else {
+    j["power_state"] = nullptr;
   }
-  const auto ps = power::read_power_state(root);
-  const auto temps = power::read_temperatures(root);
+  j["temperatures"] = nlohmann::json::array();
+  for (const auto& t : temps) j["temperatures"].push_back({{"id", t.id}, {"celsius", t.celsius}});
+  fmt::print("{}\n", j.dump(2));
+}
 
-  if (o.json) {
-    nlohmann::json j;
-    j["root"] = root;
-    j["measure_s"] = o.measure_s;
-    j["sources"] = nlohmann::json::array();
-    for (const auto& s : disc.status) {
-      nlohmann::json e;
-      e["id"] = s.id;
-      e["domain"] = s.domain;
-      e["kind"] = power::to_string(s.kind);
-      e["available"] = s.available;
-      e["reason"] = s.reason.empty() ? nlohmann::json() : nlohmann::json(s.reason);
-      e["fix"] = s.fix.empty() ? nlohmann::json() : nlohmann::json(s.fix);
-      e["note"] = s.note.empty() ? nlohmann::json() : nlohmann::json(s.note);
-      e["contains"] = s.contains;
-      e["update_interval_s"] = s.update_interval_s > 0 ? nlohmann::json(s.update_interval_s) : nlohmann::json();
-      e["interval_measured"] = false;
-      e["avg_power_w"] = nullptr;
-      e["updating"] = nullptr;
-      if (auto it = measured.find(s.id); it != measured.end()) {
-        const Measured& m = it->second;
-        e["update_interval_s"] = m.interval_s;
-        e["interval_measured"] = m.interval_measured;
-        e["avg_power_w"] = m.sampled ? nlohmann::json(m.avg_power_w) : nlohmann::json();
-        e["updating"] = m.changed;
-        if (!m.error.empty()) e["read_error"] = m.error;
-      }
-      j["sources"].push_back(std::move(e));
-    }
-    if (ps) {
-      nlohmann::json p;
-      p["ac_online"] = ps->ac_online ? nlohmann::json(*ps->ac_online) : nlohmann::json();
-      p["ac_inferred"] = ps->ac_inferred;
-      p["battery_percent"] = ps->battery_percent ? nlohmann::json(*ps->battery_percent) : nlohmann::json();
-      p["batteries"] = nlohmann::json::array();
-      for (const auto& b : ps->batteries)
-        p["batteries"].push_back({{"name", b.name},
-                                  {"status", power::to_string(b.status)},
-                                  {"percent", b.percent ? nlohmann::json(*b.percent) : nlohmann::json()}});
-      j["power_state"] = p;
-    } else {
-      j["power_state"] = nullptr;
-    }
-    j["temperatures"] = nlohmann::json::array();
-    for (const auto& t : temps) j["temperatures"].push_back({{"id", t.id}, {"celsius", t.celsius}});
-    fmt::print("{}\n", j.dump(2));
-    st.exit_code = 0;
-    return;
-  }
-
+void print_table(const SourcesOptions& o, const std::string& root, const power::Discovery& disc,
+                 const std::map<std::string, power::SourceWatch>& measured,
+                 const std::optional<power::PowerState>& ps, const std::vector<power::Temperature>& temps) {
   int available = 0;
   std::size_t w = 24;
   for (const auto& s : disc.status) {
@@ -156,7 +103,7 @@ void run_sources(const SourcesOptions& o, CliState& st) {
     std::string interval = seconds_text(s.update_interval_s) + " nominal";
     std::string power = "-";
     if (auto it = measured.find(s.id); it != measured.end()) {
-      const Measured& m = it->second;
+      const power::SourceWatch& m = it->second;
       if (m.interval_measured)
         interval = seconds_text(m.interval_s) + " measured";
       else if (!m.changed)
@@ -198,6 +145,35 @@ void run_sources(const SourcesOptions& o, CliState& st) {
     for (const auto& t : temps) line += fmt::format(" {}={:.1f}C", t.id, t.celsius);
     fmt::print("{}\n", line);
   }
+}
+
+void run_sources(const SourcesOptions& o, CliState& st) {
+  const std::string root = resolve_sysfs_root(o.root);
+  if (!power::is_directory(root))
+    throw InputError("--sysfs-root " + root, "no such directory",
+                     "pass a directory laid out like / (sys/, dev/, proc/), or unset FLOPWATT_SYSFS_ROOT");
+  if (!(o.measure_s >= 0 && o.measure_s <= 600))
+    throw InputError("--measure", "must be between 0 and 600 seconds", "pass for example --measure 2");
+  if (!o.power_log.empty()) {
+    try {
+      power::check_power_log(o.power_log);
+    } catch (const power::ConfigError& e) {
+      throw InputError(e.where(), e.problem(), e.fix());
+    }
+  }
+  power::DiscoverOptions dopt;
+  dopt.root = root;
+  dopt.power_log = o.power_log;
+  power::Discovery disc = power::discover(dopt);
+
+  using Watched = std::map<std::string, power::SourceWatch>;
+  const Watched measured =
+      o.measure_s > 0 ? power::watch_sources(std::move(disc.sources), o.measure_s) : Watched{};
+  const auto ps = power::read_power_state(root);
+  const auto temps = power::read_temperatures(root);
+
+  if (o.json) print_json(o, root, disc, measured, ps, temps);
+  else print_table(o, root, disc, measured, ps, temps);
   st.exit_code = 0;
 }
 

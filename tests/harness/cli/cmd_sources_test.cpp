@@ -6,8 +6,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "fixture_tree.h"
-#include "process_util.h"
+#include "tests/power/fixture_tree.h"
+#include "tests/power/process_util.h"
 
 using namespace flopwatt::power::testing;
 
