@@ -355,8 +355,9 @@ def plot_throughput(run, out_dir, formats, written, title):
 
     def err(g, b):
         m = cell[(g, b)]
-        t = m["time_s"]
-        lo, hi = rate_at(m, t.get("p90")), rate_at(m, t.get("p10"))
+        # run.json version 2 keeps the time statistics under "time" ({"p90_s": ..}), version 1 under "time_s".
+        t = m.get("time") or {k + "_s": v for k, v in m.get("time_s", {}).items()}
+        lo, hi = rate_at(m, t.get("p90_s")), rate_at(m, t.get("p10_s"))
         v = gflop(m["flop_per_s"])
         return (gflop(lo) if lo else v, gflop(hi) if hi else v)
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "harness/output/csv_writer.h"
+#include "harness/output/metrics.h"
 #include "harness/output/text.h"
 #include "power/power_state.h"
 #include "workloads/error.h"
@@ -65,11 +66,11 @@ json side_json(const Side& s) {
             {"flop_per_s", m.flop_per_s},
             {"flop_per_s_p10", rate_at(m, m.time_s.p90)},
             {"flop_per_s_p90", rate_at(m, m.time_s.p10)},
-            {"time_median_s", m.time_s.median},
             {"reps", m.reps},
             {"energy_source", json_or_null(s.source)},
             {"energy_domain", s.source ? json(source_domain(s.run->run, *s.source)) : json(nullptr)},
             {"flop_per_j", json_or_null(fpj(m, s.source))}};
+  json_set(j, metric::kTimeMedian.name, m.time_s.median);
   if (s.source) {
     const EnergyFigures& f = m.energy.at(*s.source);
     j["avg_power_w"] = f.avg_power_w;
@@ -151,7 +152,7 @@ json to_json(const SupplySnapshot& s) {
   return {{"t_s", s.t_s},
           {"state", supply_state(s)},
           {"ac_online", s.ac_online ? json(*s.ac_online) : json(nullptr)},
-          {"ac_inferred", s.ac_inferred},
+          {"ac_inferred_from_battery_status", s.ac_inferred},
           {"battery_percent", json_or_null(s.battery_percent)},
           {"battery_energy_wh", json_or_null(s.battery_energy_wh)},
           {"battery_status", s.has_battery ? json(s.battery_status) : json(nullptr)}};
@@ -327,7 +328,7 @@ json compare_mains_battery(const std::vector<LoadedRun>& mains, const std::vecto
   }
   json out;
   out["kind"] = "flopwatt-mains-vs-battery";
-  out["schema_version"] = 1;
+  out["schema_version"] = 2;
   out["method"] = {
       {"flop_per_s", "at the median time of each measurement; ci95: from both medians' 95% CIs, combined worst-case"},
       {"flop_per_j_mains",
@@ -349,7 +350,7 @@ json compare_mains_battery(const std::vector<LoadedRun>& mains, const std::vecto
 std::string comparison_csv(const json& c) {
   std::vector<std::string> cols = {"workload", "op", "pass", "layer", "backend", "dtype", "M", "N", "K", "simulated",
                                    "flop"};
-  const char* side_cols[] = {"flop_per_s", "time_median_s", "reps", "energy_source", "avg_power_w", "flop_per_j",
+  const char* side_cols[] = {"flop_per_s", "time/median_s", "reps", "energy_source", "avg_power_w", "flop_per_j",
                              "energy_confidence"};
   for (const char* s : kStates) {
     for (const char* f : side_cols) cols.push_back(std::string(s) + "/" + f);
@@ -367,7 +368,10 @@ std::string comparison_csv(const json& c) {
                                       fmt_num(at_path(r, {"shape", "K"})), fmt_num(r["simulated"]),
                                       fmt_num(r["flop"])};
     for (const char* s : kStates) {
-      for (const char* f : side_cols) cells.push_back(fmt_num(at_path(r, {s, f})));
+      for (const char* f : side_cols) {
+        const json* v = r.contains(s) ? json_get(r[s], f) : nullptr;
+        cells.push_back(v ? fmt_num(*v) : "");
+      }
       for (const char* f : {"baseline", "flop_per_s", "flop_per_j"}) cells.push_back(fmt_num(at_path(r, {s, "speedup", f})));
     }
     const json& q = r["mains_over_battery"];

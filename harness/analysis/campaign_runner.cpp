@@ -17,6 +17,7 @@
 #include "harness/output/version.h"
 #include "harness/output/text.h"
 #include "harness/run/backend_registry.h"
+#include "harness/run/context.h"
 #include "harness/run/progress.h"
 #include "harness/run/session.h"
 #include "harness/run/timing.h"
@@ -81,12 +82,6 @@ pid_t spawn_self(const std::vector<std::string>& args) {
 
 double seconds_since(std::int64_t t0) { return double(monotonic_ns() - t0) * 1e-9; }
 
-json temps_json(const std::vector<power::Temperature>& t) {
-  json a = json::array();
-  for (const auto& x : t) a.push_back({{"id", x.id}, {"celsius", x.celsius}});
-  return a;
-}
-
 struct Phase {
   std::string state;
   bool valid = true;
@@ -113,7 +108,7 @@ struct Campaign {
     const SupplySnapshot start = snap();
     ph.temps_start = power::read_temperatures(root);
     jp["start"] = to_json(start);
-    jp["temperatures_start"] = temps_json(ph.temps_start);
+    jp["temperatures_start"] = temperatures_json(ph.temps_start);
     jp["state_changes"] = json::array();
     jp["runs"] = json::array();
     rec.j["phases"].push_back(jp);
@@ -179,7 +174,7 @@ struct Campaign {
       ph.invalid_reasons.push_back("power state at the end of the phase is " + supply_state(end));
     }
     jr["end"] = to_json(end);
-    jr["temperatures_end"] = temps_json(power::read_temperatures(root));
+    jr["temperatures_end"] = temperatures_json(power::read_temperatures(root));
     if (start.battery_energy_wh && end.battery_energy_wh)
       jr["battery_energy_used_wh"] = *start.battery_energy_wh - *end.battery_energy_wh;
     jr["duration_s"] = end.t_s - start.t_s;
@@ -329,7 +324,7 @@ int run_mains_vs_battery(const CampaignOptions& a) {
 
   c.rec.j = {{"kind", "flopwatt-campaign"},
              {"campaign", "mains-vs-battery"},
-             {"schema_version", 1},
+             {"schema_version", 2},
              {"flopwatt_version", FLOPWATT_VERSION},
              {"flopwatt_git_revision", FLOPWATT_GIT_REV},
              {"suite", a.suite},

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "harness/output/csv_writer.h"
+#include "harness/output/metrics.h"
 #include "harness/output/text.h"
 #include "workloads/error.h"
 
@@ -138,9 +139,10 @@ Run load_run_file(const std::string& path) {
   }
   if (!j.is_object() || !j.contains("schema_version"))
     throw InputError(path, "malformed run.json: no schema_version", kRunFix);
-  if (!j["schema_version"].is_number_integer() || j["schema_version"].get<int>() != 1)
+  if (!j["schema_version"].is_number_integer() || j["schema_version"].get<int>() < 1 ||
+      j["schema_version"].get<int>() > 2)
     throw InputError(path, "unsupported schema_version " + j["schema_version"].dump(),
-                     "this flopwatt reads schema_version 1; use the flopwatt that wrote the run");
+                     "this flopwatt reads schema_version 1 and 2; use the flopwatt that wrote the run");
   if (!j.contains("measurements") || !j["measurements"].is_array())
     throw InputError(path, "malformed run.json: measurements is not an array", kRunFix);
   try {
@@ -319,7 +321,7 @@ const ReportFormat& report_format(const std::string& name, const std::string& fl
 json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
   json j;
   j["kind"] = "flopwatt-report";
-  j["schema_version"] = 1;
+  j["schema_version"] = 2;  // 2: time/median_s as {"time": {"median_s"}}
   j["baseline"] = runs.empty() ? json(nullptr) : json(runs[o.baseline].label);
   j["ratio_method"] =
       "FLOP/s ratio = run / baseline at the median times; ci95: from each median's 95% CI (order statistics), "
@@ -363,11 +365,11 @@ json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
                 {"flop_per_s_p10", rate_at(*x, x->time_s.p90)},
                 {"flop_per_s_p90", rate_at(*x, x->time_s.p10)},
                 {"flop_per_s_ci95", {rate_at(*x, x->time_s.ci95_hi), rate_at(*x, x->time_s.ci95_lo)}},
-                {"time_median_s", x->time_s.median},
                 {"reps", x->reps},
                 {"verified", x->verified ? json(*x->verified) : json(nullptr)},
                 {"energy_source", json_or_null(src)},
                 {"flop_per_j", json_or_null(fpj(*x, src))}};
+      json_set(e, metric::kTimeMedian.name, x->time_s.median);
       if (src) e["energy_confidence"] = x->energy.at(*src).confidence;
       per[label] = e;
       if (r == o.baseline || !base) continue;
@@ -399,7 +401,7 @@ std::string report_csv(const std::vector<LoadedRun>& runs, const ReportOptions& 
   const json j = report_json(runs, o);
   std::ostringstream os;
   const char* cols[] = {"run", "workload", "op", "pass", "layer", "backend", "dtype", "M", "N", "K", "simulated",
-                        "flop", "reps", "time_median_s", "flop_per_s", "flop_per_s_p10", "flop_per_s_p90",
+                        "flop", "reps", "time/median_s", "flop_per_s", "flop_per_s_p10", "flop_per_s_p90",
                         "flop_per_s_ci95_lo", "flop_per_s_ci95_hi", "energy_source", "flop_per_j",
                         "energy_confidence", "skipped", "ratio_vs_baseline/flop_per_s",
                         "ratio_vs_baseline/ci95_lo", "ratio_vs_baseline/ci95_hi", "ratio_vs_baseline/p10_p90_lo",
@@ -426,12 +428,15 @@ std::string report_csv(const std::vector<LoadedRun>& runs, const ReportOptions& 
         if (q.is_null() || !q.contains(k)) return std::string();
         return i < 0 ? num(q[k]) : num(q[k][i]);
       };
-      auto ev = [&](const char* k) { return e.contains(k) ? num(e[k]) : std::string(); };
+      auto ev = [&](std::string_view k) {
+        const json* v = json_get(e, k);
+        return v ? num(*v) : std::string();
+      };
       auto ci = [&](int i) { return e.contains("flop_per_s_ci95") ? num(e["flop_per_s_ci95"][i]) : std::string(); };
       const std::vector<std::string> cells = {
           csv_escape(label), num(row["workload"]), num(row["op"]), num(row["pass"]), num(row["layer"]),
           num(row["backend"]), num(row["dtype"]), sh("M"), sh("N"), sh("K"), num(row["simulated"]),
-          num(row["flop"]), ev("reps"), ev("time_median_s"), ev("flop_per_s"), ev("flop_per_s_p10"),
+          num(row["flop"]), ev("reps"), ev(metric::kTimeMedian.name), ev("flop_per_s"), ev("flop_per_s_p10"),
           ev("flop_per_s_p90"), ci(0), ci(1), ev("energy_source"), ev("flop_per_j"), ev("energy_confidence"),
           ev("skipped"), qv("flop_per_s"), qv("ci95", 0), qv("ci95", 1), qv("p10_p90", 0), qv("p10_p90", 1),
           qv("flop_per_j")};

@@ -72,7 +72,7 @@ void print_json(const SourcesOptions& o, const std::string& root, const power::D
   if (ps) {
     nlohmann::json p;
     p["ac_online"] = ps->ac_online ? nlohmann::json(*ps->ac_online) : nlohmann::json();
-    p["ac_inferred"] = ps->ac_inferred;
+    p["ac_inferred_from_battery_status"] = ps->ac_inferred;
     p["battery_percent"] = ps->battery_percent ? nlohmann::json(*ps->battery_percent) : nlohmann::json();
     p["batteries"] = nlohmann::json::array();
     for (const auto& b : ps->batteries)

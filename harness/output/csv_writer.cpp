@@ -3,20 +3,19 @@
 #include <cstdio>
 #include <set>
 
+#include "harness/output/metrics.h"
 #include "harness/output/text.h"
 
 namespace flopwatt {
 
 namespace {
 
-const char* const kBase[] = {
-    "workload", "op", "pass", "layer", "step", "backend", "dtype", "M", "N", "K", "layout",
-    "count_per_step", "threads", "simulated", "reps", "time/median_s", "time/p10_s", "time/p90_s",
-    "time/ci95_lo_s", "time/ci95_hi_s", "time/total_s", "flop", "bytes", "flop_per_s",
-    "fraction_of_peak", "verified", "verify_rel_err", "loss", "breakdown/copy_in_s",
-    "breakdown/compute_s", "breakdown/copy_out_s", "breakdown/submit_s", "breakdown/reconfigure_s",
-    "skipped", "window/t0_ns", "window/t1_ns"};
-const char* const kEnergy[] = {"j", "avg_power_w", "net_j", "flop_per_j", "flop_per_j_net", "confidence"};
+// Columns before the time statistics, between them and the breakdown, and after it.
+const char* const kHead[] = {"workload", "op",    "pass",           "layer",   "step",      "backend", "dtype",
+                             "M",        "N",     "K",              "layout",  "count_per_step", "threads",
+                             "simulated", "reps"};
+const char* const kMiddle[] = {"flop", "bytes", "flop_per_s", "fraction_of_peak", "verified", "verify_rel_err", "loss"};
+const char* const kTail[] = {"skipped", "window/t0_ns", "window/t1_ns"};
 
 std::string num(double v) {
   char b[32];
@@ -38,9 +37,15 @@ std::set<std::string> energy_ids(const Run& run) {
 }  // namespace
 
 std::vector<std::string> csv_columns(const Run& run) {
-  std::vector<std::string> cols(std::begin(kBase), std::end(kBase));
-  for (const auto& id : energy_ids(run))
-    for (const char* f : kEnergy) cols.push_back("energy/" + id + "/" + f);
+  std::vector<std::string> cols(std::begin(kHead), std::end(kHead));
+  for (const Metric* m : kTimeColumns) cols.emplace_back(m->name);
+  cols.insert(cols.end(), std::begin(kMiddle), std::end(kMiddle));
+  for (const Metric* m : kBreakdownColumns) cols.emplace_back(m->name);
+  cols.insert(cols.end(), std::begin(kTail), std::end(kTail));
+  for (const auto& id : energy_ids(run)) {
+    for (const Metric* m : kEnergyColumns) cols.push_back("energy/" + id + "/" + std::string(m->name));
+    cols.push_back("energy/" + id + "/confidence");
+  }
   return cols;
 }
 
@@ -65,7 +70,7 @@ void write_measurements_csv(const Run& run, std::ostream& os) {
     for (const auto& id : ids) {
       auto it = m.energy.find(id);
       if (it == m.energy.end()) {
-        row.insert(row.end(), std::size(kEnergy), "");
+        row.insert(row.end(), std::size(kEnergyColumns) + 1, "");
         continue;
       }
       const auto& f = it->second;

@@ -1,5 +1,6 @@
 #include "harness/output/run_model.h"
 
+#include "harness/output/metrics.h"
 #include "harness/output/text.h"
 
 namespace flopwatt {
@@ -8,10 +9,52 @@ using nlohmann::json;
 
 namespace {
 
-json time_json(const TimeStats& t) {
-  return {{"median", t.median}, {"p10", t.p10},   {"p90", t.p90},         {"total", t.total},
-          {"mean", t.mean},     {"min", t.min},   {"max", t.max},
-          {"ci95", {t.ci95_lo, t.ci95_hi}}};
+// The TimeStats fields by metric, so run.json and measurements.csv name them alike.
+struct TimeField {
+  const Metric* metric;
+  double TimeStats::*field;
+};
+constexpr TimeField kTimeFields[] = {
+    {&metric::kTimeMedian, &TimeStats::median}, {&metric::kTimeP10, &TimeStats::p10},
+    {&metric::kTimeP90, &TimeStats::p90},       {&metric::kTimeTotal, &TimeStats::total},
+    {&metric::kTimeMean, &TimeStats::mean},     {&metric::kTimeMin, &TimeStats::min},
+    {&metric::kTimeMax, &TimeStats::max},       {&metric::kTimeCi95Lo, &TimeStats::ci95_lo},
+    {&metric::kTimeCi95Hi, &TimeStats::ci95_hi}};
+
+struct BreakdownField {
+  const Metric* metric;
+  double Breakdown::*field;
+};
+constexpr BreakdownField kBreakdownFields[] = {
+    {&metric::kCopyIn, &Breakdown::copy_in}, {&metric::kCompute, &Breakdown::compute},
+    {&metric::kCopyOut, &Breakdown::copy_out}, {&metric::kSubmit, &Breakdown::submit},
+    {&metric::kReconfigure, &Breakdown::reconfigure}};
+
+double number_at(const json& j, std::string_view path) {
+  const json* v = json_get(j, path);
+  return v && v->is_number() ? v->get<double>() : 0.0;
+}
+
+// Schema version 1 spelled the time statistics {"time_s": {"median", ..., "ci95": [lo, hi]}}
+// and the breakdown {"breakdown_s": {"copy_in", ...}}.
+void read_v1_time_and_breakdown(const json& j, Measurement& m) {
+  const auto& t = j.at("time_s");
+  m.time_s.median = t.value("median", 0.0);
+  m.time_s.p10 = t.value("p10", 0.0);
+  m.time_s.p90 = t.value("p90", 0.0);
+  m.time_s.total = t.value("total", 0.0);
+  m.time_s.mean = t.value("mean", 0.0);
+  m.time_s.min = t.value("min", 0.0);
+  m.time_s.max = t.value("max", 0.0);
+  if (t.contains("ci95") && t["ci95"].is_array() && t["ci95"].size() == 2) {
+    m.time_s.ci95_lo = t["ci95"][0].get<double>();
+    m.time_s.ci95_hi = t["ci95"][1].get<double>();
+  }
+  if (j.contains("breakdown_s") && !j["breakdown_s"].is_null()) {
+    const auto& b = j["breakdown_s"];
+    m.breakdown_s = Breakdown{b.value("copy_in", 0.0), b.value("compute", 0.0), b.value("copy_out", 0.0),
+                              b.value("submit", 0.0), b.value("reconfigure", 0.0)};
+  }
 }
 
 }  // namespace
@@ -31,7 +74,6 @@ json to_json(const Measurement& m) {
       {"threads", json_or_null(m.threads)},
       {"simulated", m.simulated},
       {"reps", m.reps},
-      {"time_s", time_json(m.time_s)},
       {"rep_times_s", m.rep_times_s},
       {"flop", m.flop},
       {"bytes", json_or_null(m.bytes)},
@@ -43,13 +85,10 @@ json to_json(const Measurement& m) {
       {"skipped", json_or_null(m.skipped)},
       {"window_ns", json_or_null(m.window_ns)},
   };
-  if (m.breakdown_s) {
-    const auto& b = *m.breakdown_s;
-    j["breakdown_s"] = {{"copy_in", b.copy_in}, {"compute", b.compute}, {"copy_out", b.copy_out},
-                        {"submit", b.submit}, {"reconfigure", b.reconfigure}};
-  } else {
-    j["breakdown_s"] = nullptr;
-  }
+  for (const auto& f : kTimeFields) json_set(j, f.metric->name, m.time_s.*f.field);
+  j["breakdown"] = nullptr;
+  if (m.breakdown_s)
+    for (const auto& f : kBreakdownFields) json_set(j, f.metric->name, (*m.breakdown_s).*f.field);
   json e = json::object();
   for (const auto& [id, f] : m.energy) {
     e[id] = {{"j", f.j},
@@ -108,17 +147,16 @@ Measurement measurement_from_json(const json& j) {
   m.threads = json_optional<int>(j, "threads");
   m.simulated = j.value("simulated", false);
   m.reps = j.value("reps", 0);
-  const auto& t = j.at("time_s");
-  m.time_s.median = t.value("median", 0.0);
-  m.time_s.p10 = t.value("p10", 0.0);
-  m.time_s.p90 = t.value("p90", 0.0);
-  m.time_s.total = t.value("total", 0.0);
-  m.time_s.mean = t.value("mean", 0.0);
-  m.time_s.min = t.value("min", 0.0);
-  m.time_s.max = t.value("max", 0.0);
-  if (t.contains("ci95") && t["ci95"].is_array() && t["ci95"].size() == 2) {
-    m.time_s.ci95_lo = t["ci95"][0].get<double>();
-    m.time_s.ci95_hi = t["ci95"][1].get<double>();
+  if (j.contains("time_s")) {
+    read_v1_time_and_breakdown(j, m);
+  } else {
+    (void)j.at("time");  // required: a missing key is a malformed run.json
+    for (const auto& f : kTimeFields) m.time_s.*f.field = number_at(j, f.metric->name);
+    if (j.contains("breakdown") && j["breakdown"].is_object()) {
+      Breakdown b{};
+      for (const auto& f : kBreakdownFields) b.*f.field = number_at(j, f.metric->name);
+      m.breakdown_s = b;
+    }
   }
   if (j.contains("rep_times_s")) m.rep_times_s = j["rep_times_s"].get<std::vector<double>>();
   m.flop = j.value("flop", 0.0);
@@ -130,11 +168,6 @@ Measurement measurement_from_json(const json& j) {
   m.loss = json_optional<double>(j, "loss");
   m.skipped = json_optional<std::string>(j, "skipped");
   m.window_ns = json_optional<std::array<std::int64_t, 2>>(j, "window_ns");
-  if (j.contains("breakdown_s") && !j["breakdown_s"].is_null()) {
-    const auto& b = j["breakdown_s"];
-    m.breakdown_s = Breakdown{b.value("copy_in", 0.0), b.value("compute", 0.0), b.value("copy_out", 0.0),
-                              b.value("submit", 0.0), b.value("reconfigure", 0.0)};
-  }
   if (j.contains("energy"))
     for (const auto& [id, e] : j["energy"].items()) {
       EnergyFigures f;

@@ -77,7 +77,7 @@ struct IdleFigure {
 };
 
 struct Run {
-  int schema_version = 1;
+  int schema_version = 2;  // 2: metric names from harness/output/metrics.h; 1 is still read
   std::string flopwatt_version;
   std::string run_id;
   bool complete = false;

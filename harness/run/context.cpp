@@ -101,4 +101,10 @@ json collect_context(const std::string& root, const std::vector<const Backend*>&
   return c;
 }
 
+json temperatures_json(const std::vector<power::Temperature>& t) {
+  json a = json::array();
+  for (const auto& x : t) a.push_back({{"id", x.id}, {"celsius", x.celsius}});
+  return a;
+}
+
 }  // namespace flopwatt

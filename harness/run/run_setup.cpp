@@ -12,12 +12,6 @@ namespace flopwatt {
 
 namespace {
 
-nlohmann::json temperatures_json(const std::string& root) {
-  nlohmann::json t = nlohmann::json::object();
-  for (const auto& x : power::read_temperatures(root)) t[x.id] = x.celsius;
-  return t;
-}
-
 // Mains or battery, and the charge, as the power_supply class reports them.
 void add_power_state(nlohmann::json& c, const std::string& root) {
   const auto ps = power::read_power_state(root);
@@ -45,7 +39,7 @@ OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& b
   header.run_id = make_run_id();
   header.context = collect_context(o.power.sysfs_root, backends);
   add_power_state(header.context, o.power.sysfs_root);
-  header.context["temperatures_start_c"] = temperatures_json(o.power.sysfs_root);
+  header.context["temperatures_start"] = temperatures_json(power::read_temperatures(o.power.sysfs_root));
   for (const auto& [k, v] : extra_context.items()) header.context[k] = v;
   header.power_sources = r.meter->source_infos();
   header.headline_source = r.meter->headline_source();
@@ -63,7 +57,7 @@ OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& b
 
 void close_run(OpenRun& r, bool complete) {
   r.meter->stop();
-  r.session->run().context["temperatures_end_c"] = temperatures_json(r.root);
+  r.session->run().context["temperatures_end"] = temperatures_json(power::read_temperatures(r.root));
   for (const Backend* b : r.backends) r.session->run().context["backends"][b->name()] = backend_notes(*b);
   r.session->add_samples(r.meter->drain_samples());
   r.session->finish(complete);

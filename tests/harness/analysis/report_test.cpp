@@ -266,8 +266,8 @@ TEST(Report, BadInputThrowsNamingTheFile) {
   expect_error((d / "empty").string(), "neither a run dir");
   write(d / "trunc" / "run.json", "{\"schema_version\": 1, \"measurements\": [");
   expect_error((d / "trunc").string(), "trunc/run.json: not valid JSON");
-  write(d / "v2" / "run.json", "{\"schema_version\": 2, \"measurements\": []}");
-  expect_error((d / "v2").string(), "unsupported schema_version 2");
+  write(d / "v3" / "run.json", "{\"schema_version\": 3, \"measurements\": []}");
+  expect_error((d / "v3").string(), "unsupported schema_version 3");
   write(d / "noop" / "run.json",
         "{\"schema_version\": 1, \"measurements\": [{\"workload\": \"gemm\", \"backend\": \"x\", \"dtype\": \"fp32\", "
         "\"time_s\": {}}]}");

@@ -201,7 +201,7 @@ TEST_F(RunGpt2Cli, SimulatedNpuBackendMarksGemmRowsAndUsesModelledEnergy) {
     } else if (gemm) {
       ++gemm_rows;
       EXPECT_TRUE(m["simulated"].get<bool>()) << op;
-      EXPECT_FALSE(m["breakdown_s"].is_null()) << op;
+      EXPECT_FALSE(m["breakdown"].is_null()) << op;
       EXPECT_FALSE(m["energy"].empty()) << op << ": the model's energy";
     } else {
       EXPECT_FALSE(m["simulated"].get<bool>()) << op << " runs on the CPU";
@@ -237,7 +237,7 @@ TEST_F(RunGpt2Cli, PerOpEnergiesAddUpToTheStepEnergy) {
       continue;
     }
     ops_j += e["j"].get<double>();
-    ops_s += m["time_s"]["total"].get<double>();
+    ops_s += m["time"]["total_s"].get<double>();
     EXPECT_EQ(e["confidence"], "low") << "sub-millisecond intervals must be flagged";
     EXPECT_NE(e["why_low"].get<std::string>().find("intervals"), std::string::npos) << e["why_low"];
   }
