@@ -48,16 +48,14 @@ struct Record {
   }
 };
 
-std::string fmtd(double v) { return fmt::format("{}", v); }
-
 // The options every child `run ...` gets from the campaign's own.
 std::vector<std::string> common_child_args(const RunCommonOptions& o) {
   std::vector<std::string> a = {"--sysfs-root", o.power.sysfs_root, "--power", o.power.power,
-                                "--idle", fmtd(o.power.idle_s), "--sample-period", fmtd(o.power.sample_period_s),
+                                "--idle", shortest(o.power.idle_s), "--sample-period", shortest(o.power.sample_period_s),
                                 "--min-reps", std::to_string(o.min_reps)};
   if (!o.power.power_log.empty()) a.insert(a.end(), {"--power-log", o.power.power_log});
   if (!o.power.headline_domain.empty()) a.insert(a.end(), {"--headline-domain", o.power.headline_domain});
-  if (o.min_time_set) a.insert(a.end(), {"--min-time", fmtd(o.min_time_s)});
+  if (o.min_time_set) a.insert(a.end(), {"--min-time", shortest(o.min_time_s)});
   if (o.threads > 0) a.insert(a.end(), {"--threads", std::to_string(o.threads)});
   return a;
 }
@@ -274,7 +272,7 @@ struct Campaign {
                                    a.min_battery);
     rec.j["complete"] = false;
     rec.save();
-    throw InputError("--min-battery " + fmtd(a.min_battery),
+    throw InputError("--min-battery " + shortest(a.min_battery),
                      fmt::format("battery at {:.0f}% {}: a battery phase needs at least {}%", *s.battery_percent,
                                  when, a.min_battery),
                      "charge the battery first, or lower --min-battery (low charge changes the power limits)");

@@ -43,15 +43,6 @@ struct BenchArgs {
   bool help = false;
 };
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> v;
-  std::stringstream ss(s);
-  std::string x;
-  while (std::getline(ss, x, ','))
-    if (!x.empty()) v.push_back(x);
-  return v;
-}
-
 double to_number(const std::string& s, const char* flag) {
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
@@ -180,7 +171,7 @@ int bench_main(int argc, char** argv) {
 
   gbench::Gpt2Benchmarks gpt2b(&meter, eo);
   gbench::Gpt2BenchOptions po;
-  po.presets = a.gpt2_presets == "none" ? std::vector<std::string>{} : split(a.gpt2_presets);
+  po.presets = a.gpt2_presets == "none" ? std::vector<std::string>{} : split_list(a.gpt2_presets);
   po.backends = a.gpt2_backends;
   po.B = int(to_number(a.gpt2_batch, "--gpt2-batch"));
   po.T = int(to_number(a.gpt2_seq, "--gpt2-seq"));

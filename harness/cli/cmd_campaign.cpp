@@ -7,6 +7,7 @@
 
 #include "harness/analysis/campaign_runner.h"
 #include "harness/cli/commands.h"
+#include "harness/output/text.h"
 #include "harness/run/session.h"
 #include "workloads/error.h"
 
@@ -14,21 +15,19 @@ namespace flopwatt {
 
 namespace {
 
-std::string fmtd(double v) { return fmt::format("{}", v); }
-
 void validate(const CampaignOptions& a) {
   auto nonneg = [](double v, const char* flag) {
     if (!(v >= 0) || !std::isfinite(v))
-      throw InputError(std::string(flag) + " " + fmtd(v), "must be a number >= 0", "pass for example " + std::string(flag) + " 60");
+      throw InputError(std::string(flag) + " " + shortest(v), "must be a number >= 0", "pass for example " + std::string(flag) + " 60");
   };
   nonneg(a.wait_timeout_s, "--wait-timeout");
   nonneg(a.cooldown_margin_c, "--cooldown-margin");
   nonneg(a.cooldown_timeout_s, "--cooldown-timeout");
   nonneg(a.pause_s, "--pause");
   if (!(a.min_battery >= 0 && a.min_battery <= 100))
-    throw InputError("--min-battery " + fmtd(a.min_battery), "must be a percentage 0..100", "pass for example --min-battery 30");
+    throw InputError("--min-battery " + shortest(a.min_battery), "must be a percentage 0..100", "pass for example --min-battery 30");
   if (!(a.poll_s >= 0.01 && a.poll_s <= 60))
-    throw InputError("--poll " + fmtd(a.poll_s), "must be between 0.01 and 60 seconds", "pass for example --poll 1");
+    throw InputError("--poll " + shortest(a.poll_s), "must be between 0.01 and 60 seconds", "pass for example --poll 1");
 }
 
 int run_campaign(CLI::App* cmd, CLI::App* root_app, CampaignOptions& a) {

@@ -1,5 +1,9 @@
 #include "harness/output/text.h"
 
+#include <fmt/core.h>
+
+#include <sstream>
+
 namespace flopwatt {
 
 std::string join(const std::vector<std::string>& v, const std::string& sep) {
@@ -7,6 +11,17 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
   for (std::size_t i = 0; i < v.size(); ++i) s.append(i ? sep : "").append(v[i]);
   return s;
 }
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> v;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) v.push_back(item);
+  return v;
+}
+
+std::string shortest(double v) { return fmt::format("{}", v); }
 
 std::string csv_escape(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;

@@ -11,6 +11,12 @@ namespace flopwatt {
 // "a<sep>b<sep>c"; "" for an empty list.
 std::string join(const std::vector<std::string>& v, const std::string& sep);
 
+// The non-empty items of a comma-separated list ("a,,b" -> {"a", "b"}).
+std::vector<std::string> split_list(const std::string& s);
+
+// A number as the user would type it back on a command line (shortest round-trip form).
+std::string shortest(double v);
+
 // A CSV field (RFC 4180): quoted when it holds a comma, a quote or a newline.
 std::string csv_escape(const std::string& s);
 

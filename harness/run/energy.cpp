@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include "harness/output/text.h"
 #include "harness/run/timing.h"
 #include "power/headline.h"
 #include "power/supply_track.h"
@@ -54,15 +55,6 @@ power::HeadlineChoice choose_run_headline(const std::vector<std::unique_ptr<powe
     cands.push_back(std::move(h));
   }
   return power::choose_headline(cands, only_domain);
-}
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> v;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) v.push_back(item);
-  return v;
 }
 
 }  // namespace
