@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "harness/session.h"
 #include "power/config_error.h"
 #include "power/external_log.h"
 #include "workloads/error.h"
@@ -20,12 +21,16 @@ void add_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
   cmd->add_option("--headline-domain", o.power.headline_domain,
                   "Domain of the headline FLOP/J (default: the widest available)");
   cmd->add_option("--out", o.out, "Output directory (default results/runs/<run-id>)");
+  cmd->add_flag("--overwrite", o.overwrite, "Replace a run already in the --out directory (refused otherwise)");
   cmd->add_option("--min-time", o.min_time_s, "Minimum timed seconds per measurement");
   cmd->add_option("--min-reps", o.min_reps, "Minimum repetitions per measurement");
   cmd->add_option("--threads", o.threads, "OpenMP threads (default: all cores)");
 }
 
 void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
+  // From the start of the command, not the opening of the run: a Ctrl-C during
+  // the peak measurement or the model's set-up must still end with a report.
+  install_interrupt_handler();
   o.min_time_set = cmd->count("--min-time") > 0;
   if (o.min_time_s < 0 || !std::isfinite(o.min_time_s))
     throw InputError("--min-time", "must be >= 0 seconds", "pass for example --min-time 0.5");

@@ -19,6 +19,7 @@
 #include "harness/backend_registry.h"
 #include "harness/campaign.h"
 #include "harness/commands.h"
+#include "harness/safe_file.h"
 #include "harness/progress.h"
 #include "harness/session.h"
 #include "harness/timing.h"
@@ -52,16 +53,9 @@ struct CampaignArgs {
 // interrupted campaign leaves a readable record.
 struct Record {
   fs::path dir;
+  std::unique_ptr<OutputDir> out;
   json j;
-  void save() const {
-    const fs::path tmp = dir / "campaign.json.tmp";
-    {
-      std::ofstream f(tmp, std::ios::trunc);
-      f << j.dump(1) << "\n";
-      if (!f) throw InputError((dir / "campaign.json").string(), "cannot write", "check the --out directory");
-    }
-    fs::rename(tmp, dir / "campaign.json");
-  }
+  void save() const { out->replace("campaign.json", j.dump(1) + "\n"); }
 };
 
 std::string fmtd(double v) { return fmt::format("{}", v); }
@@ -363,12 +357,9 @@ int run_campaign(CLI::App* cmd, CLI::App* root_app, CampaignArgs& a) {
 
   const std::string out = a.common.out.empty() ? "results/runs/campaign-" + make_run_id() : a.common.out;
   c.rec.dir = out;
-  std::error_code ec;
-  fs::create_directories(c.rec.dir, ec);
-  if (ec || !fs::is_directory(c.rec.dir))
-    throw InputError("--out " + out, "cannot create the campaign directory", "pass a writable directory with --out");
-  if (fs::exists(c.rec.dir / "campaign.json"))
-    throw InputError("--out " + out, "already holds a campaign", "pass a new directory with --out");
+  c.rec.out = std::make_unique<OutputDir>(out, "--out");
+  if (c.rec.out->holds_any({"campaign.json", "run.json"}))
+    throw InputError("--out " + out, "already holds a campaign or a run", "pass a new directory with --out");
 
   c.rec.j = {{"kind", "flopwatt-campaign"},
              {"campaign", "mains-vs-battery"},
@@ -423,13 +414,8 @@ int run_campaign(CLI::App* cmd, CLI::App* root_app, CampaignArgs& a) {
   cmp["suite"] = a.suite;
   cmp["valid"] = {{"mains", pm.valid}, {"battery", pb.valid}};
   cmp["invalid_reasons"] = {{"mains", pm.invalid_reasons}, {"battery", pb.invalid_reasons}};
-  {
-    std::ofstream f(c.rec.dir / "comparison.json");
-    f << cmp.dump(1) << "\n";
-    std::ofstream g(c.rec.dir / "comparison.csv");
-    g << comparison_csv(cmp);
-    if (!f || !g) throw InputError("--out " + out, "cannot write the comparison", "check free space");
-  }
+  c.rec.out->replace("comparison.json", cmp.dump(1) + "\n");
+  c.rec.out->replace("comparison.csv", comparison_csv(cmp));
   c.rec.j["complete"] = !p2.interrupted;
   c.rec.j["comparison"] = {{"json", "comparison.json"}, {"csv", "comparison.csv"}};
   c.rec.save();

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/commands.h"
+#include "harness/safe_file.h"
 #include "npu/plan/device.h"
 #include "npu/plan/plan.h"
 #include "npu/sim/host_bandwidth.h"
@@ -292,12 +293,10 @@ void register_npu(CLI::App& app, CliState& st) {
         }
       }
       if (!o->out.empty()) {
-        std::ofstream f(o->out);
-        if (!f) throw InputError("--out", "cannot write " + o->out, "check the directory exists and is writable");
-        if (o->out.size() >= 5 && o->out.compare(o->out.size() - 5, 5, ".json") == 0)
-          f << npu::sweep_to_json(rows, cmps).dump(2) << "\n";
-        else
-          f << npu::sweep_to_csv(rows);
+        const bool json = o->out.size() >= 5 && o->out.compare(o->out.size() - 5, 5, ".json") == 0;
+        OutputDir::parent_of(o->out, "--out")
+            .replace(std::filesystem::path(o->out).filename().string(),
+                     json ? npu::sweep_to_json(rows, cmps).dump(2) + "\n" : npu::sweep_to_csv(rows));
         fmt::print("wrote {}\n", o->out);
       }
       st.exit_code = 0;

@@ -5,6 +5,7 @@
 
 #include "harness/commands.h"
 #include "harness/report.h"
+#include "harness/safe_file.h"
 #include "workloads/error.h"
 
 namespace flopwatt {
@@ -54,9 +55,7 @@ int run_report(ReportArgs& a) {
   if (a.out.empty()) {
     fmt::print("{}", text);
   } else {
-    std::ofstream file(a.out, std::ios::trunc);
-    file << text;
-    if (!file) throw InputError("--out " + a.out, "cannot write", "pass a writable file path");
+    OutputDir::parent_of(a.out, "--out").replace(std::filesystem::path(a.out).filename().string(), text);
   }
   return 0;
 }

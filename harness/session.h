@@ -3,12 +3,12 @@
 // run always leaves valid files.
 #pragma once
 #include <atomic>
-#include <fstream>
-#include <sstream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "harness/run_model.h"
+#include "harness/safe_file.h"
 #include "harness/timing.h"
 #include "power/sampler.h"
 
@@ -16,8 +16,10 @@ namespace flopwatt {
 
 class Session {
  public:
-  // Creates out_dir (parents too); throws InputError naming --out when it cannot.
-  Session(Run header, std::string out_dir);
+  // Creates out_dir (parents too); throws InputError naming --out when it
+  // cannot, or when it already holds a run and `overwrite` is false (with
+  // overwrite, that run's files and plots are removed first).
+  Session(Run header, std::string out_dir, bool overwrite = false);
   ~Session();
 
   Run& run() { return run_; }
@@ -30,7 +32,8 @@ class Session {
  private:
   Run run_;
   std::string out_dir_;
-  std::ofstream samples_;
+  OutputDir dir_;
+  int samples_ = -1;
 };
 
 // Sets g_interrupted (harness/timing.h) on SIGINT/SIGTERM.
