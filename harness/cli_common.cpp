@@ -8,6 +8,7 @@
 #include "power/config_error.h"
 #include "power/external_log.h"
 #include "workloads/error.h"
+#include "workloads/limits.h"
 
 namespace flopwatt {
 
@@ -39,7 +40,7 @@ void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
     throw InputError("--idle", "must be >= 0 seconds", "pass for example --idle 3, or --idle 0 to skip");
   if (!(o.power.sample_period_s >= 0.001 && o.power.sample_period_s <= 10))
     throw InputError("--sample-period", "must be between 0.001 and 10 seconds", "pass for example --sample-period 0.01");
-  if (o.threads < 0) throw InputError("--threads", "must be >= 0", "pass a thread count, or 0 for all cores");
+  check_thread_count(o.threads, "--threads");
   if (o.threads > 0) omp_set_num_threads(o.threads);
   if (!o.power.power_log.empty()) {
     try {
