@@ -31,6 +31,9 @@ Opened open_checkpoint(const std::string& path) {
   const std::string where = "--checkpoint " + path;
   Opened o;
   std::error_code ec;
+  // file_size of a device or a pipe fails with "Operation not supported": say what is wrong with it instead.
+  if (const auto st = std::filesystem::status(path, ec); !ec && st.type() != std::filesystem::file_type::regular)
+    throw InputError(where, "not a regular file (a directory, device or pipe)", "pass the path of a checkpoint (.bin)");
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw InputError(where, "cannot read the file: " + ec.message(), "check the path and permissions");
   o.file_bytes = static_cast<std::int64_t>(size);
