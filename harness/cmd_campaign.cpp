@@ -55,7 +55,7 @@ struct Record {
   fs::path dir;
   std::unique_ptr<OutputDir> out;
   json j;
-  void save() const { out->replace("campaign.json", j.dump(1) + "\n"); }
+  void save() const { out->replace("campaign.json", j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); }
 };
 
 std::string fmtd(double v) { return fmt::format("{}", v); }
@@ -414,7 +414,7 @@ int run_campaign(CLI::App* cmd, CLI::App* root_app, CampaignArgs& a) {
   cmp["suite"] = a.suite;
   cmp["valid"] = {{"mains", pm.valid}, {"battery", pb.valid}};
   cmp["invalid_reasons"] = {{"mains", pm.invalid_reasons}, {"battery", pb.invalid_reasons}};
-  c.rec.out->replace("comparison.json", cmp.dump(1) + "\n");
+  c.rec.out->replace("comparison.json", cmp.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   c.rec.out->replace("comparison.csv", comparison_csv(cmp));
   c.rec.j["complete"] = !p2.interrupted;
   c.rec.j["comparison"] = {{"json", "comparison.json"}, {"csv", "comparison.csv"}};

@@ -136,7 +136,7 @@ void print_info(const std::string& root, bool json_out) {
       fmt::print("  {:<8} unusable: {}\n", name, e.what());
     }
   }
-  if (json_out) fmt::print("{}\n", j.dump(2));
+  if (json_out) fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace
@@ -211,7 +211,7 @@ void register_npu(CLI::App& app, CliState& st) {
                          {"energy_j", {{"total", e.j}, {"static", e.static_j}, {"mac", e.mac_j}, {"ddr", e.ddr_j},
                                        {"l2", e.l2_j}, {"l1", e.l1_j}}},
                          {"avg_power_w", e.avg_power_w}};
-        fmt::print("{}\n", j.dump(2));
+        fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
       } else {
         fmt::print("{}", plan.describe());
         fmt::print("modelled call [simulated; {} operands, host copies at {:.1f} GB/s]\n", to_string(in),
@@ -296,7 +296,7 @@ void register_npu(CLI::App& app, CliState& st) {
         const bool json = o->out.size() >= 5 && o->out.compare(o->out.size() - 5, 5, ".json") == 0;
         OutputDir::parent_of(o->out, "--out")
             .replace(std::filesystem::path(o->out).filename().string(),
-                     json ? npu::sweep_to_json(rows, cmps).dump(2) + "\n" : npu::sweep_to_csv(rows));
+                     json ? npu::sweep_to_json(rows, cmps).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" : npu::sweep_to_csv(rows));
         fmt::print("wrote {}\n", o->out);
       }
       st.exit_code = 0;

@@ -1,6 +1,7 @@
 // `flopwatt report DIR [DIR..]`: runs side by side (see harness/report.h).
 #include <fmt/core.h>
 
+#include <charconv>
 #include <fstream>
 
 #include "harness/commands.h"
@@ -25,8 +26,10 @@ std::size_t find_baseline(const std::vector<LoadedRun>& runs, const std::string&
   for (std::size_t i = 0; i < runs.size(); ++i)
     if (runs[i].label == b) return i;
   if (b.find_first_not_of("0123456789") == std::string::npos) {
-    const std::size_t k = std::stoul(b);
-    if (k >= 1 && k <= runs.size()) return k - 1;
+    // Digits only, but any number of them: a count too large for an integer names no run.
+    std::size_t k = 0;
+    const auto [end, ec] = std::from_chars(b.data(), b.data() + b.size(), k);
+    if (ec == std::errc() && end == b.data() + b.size() && k >= 1 && k <= runs.size()) return k - 1;
   }
   std::string labels;
   for (const auto& r : runs) labels += (labels.empty() ? "" : ", ") + r.label;
@@ -51,7 +54,7 @@ int run_report(ReportArgs& a) {
   std::string text;
   if (f == ReportFormat::Markdown) text = report_markdown(runs, o);
   else if (f == ReportFormat::Csv) text = report_csv(runs, o);
-  else text = report_json(runs, o).dump(1) + "\n";
+  else text = report_json(runs, o).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (a.out.empty()) {
     fmt::print("{}", text);
   } else {

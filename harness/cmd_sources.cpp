@@ -142,7 +142,7 @@ void run_sources(const SourcesOptions& o, CliState& st) {
     }
     j["temperatures"] = nlohmann::json::array();
     for (const auto& t : temps) j["temperatures"].push_back({{"id", t.id}, {"celsius", t.celsius}});
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     st.exit_code = 0;
     return;
   }

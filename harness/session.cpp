@@ -63,7 +63,8 @@ Session::~Session() {
 }
 
 void Session::save() {
-  dir_.replace("run.json", to_json(run_).dump(1) + "\n");
+  // A sysfs name or a path with invalid UTF-8 becomes U+FFFD rather than losing the whole report.
+  dir_.replace("run.json", to_json(run_).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   std::ostringstream os;
   write_measurements_csv(run_, os);
   dir_.replace("measurements.csv", os.str());
