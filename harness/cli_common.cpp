@@ -46,7 +46,9 @@ void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
     try {
       power::check_power_log(o.power.power_log);
     } catch (const power::ConfigError& e) {
-      throw InputError("--power-log " + e.where(), e.problem(), e.fix());
+      // The power layer's errors already name the flag ("--power-log PATH"), or only a line of the file.
+      const bool named = e.where().rfind("--power-log", 0) == 0;
+      throw InputError(named ? e.where() : "--power-log " + e.where(), e.problem(), e.fix());
     }
   }
   if (o.power.sysfs_root.empty()) {

@@ -190,7 +190,22 @@ void register_npu(CLI::App& app, CliState& st) {
         int m = 0, k = 0, n = 0;
         if (std::sscanf(o->tile.c_str(), "%d,%d,%d", &m, &k, &n) != 3)
           throw InputError("--tile", "'" + o->tile + "' is not m,k,n", "for example --tile 64,32,64");
-        plan = npu::make_plan(dev, p, {m, k, n}, o->cols > 0 ? o->cols : dev.usable_columns);
+        if (o->cols < 0) throw InputError("--cols " + std::to_string(o->cols), "must be >= 1 (0: all usable)",
+                                          fmt::format("pass --cols 1..{}", dev.usable_columns));
+        const int cols = o->cols > 0 ? o->cols : dev.usable_columns;
+        try {
+          plan = npu::make_plan(dev, p, {m, k, n}, cols);
+        } catch (const InputError& e) {
+          // The flag at fault, and the fix for this reason rather than one for all.
+          const std::string& why = e.problem();
+          if (why.find("columns requested") != std::string::npos)
+            throw InputError("--cols " + std::to_string(cols), why, fmt::format("pass --cols 1..{}", dev.usable_columns));
+          std::string fix = e.fix();
+          if (why.find("must be positive") != std::string::npos) fix = "pass three positive sizes, e.g. --tile 64,32,64";
+          else if (why.find("micro-kernel") != std::string::npos)
+            fix = fmt::format("pass m a multiple of {}, k of {}, n of {}", dev.mmul_r, dev.mmul_s, dev.mmul_t);
+          throw InputError("--tile " + o->tile, why, fix);
+        }
       } else {
         plan = npu::best_plan(dev, p);
       }

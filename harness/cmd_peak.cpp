@@ -4,6 +4,7 @@
 #include "cpu/bandwidth.h"
 #include "cpu/peak.h"
 #include "harness/commands.h"
+#include "workloads/error.h"
 #include "harness/console_reporter.h"
 #include "harness/run_setup.h"
 #include "harness/statistics.h"
@@ -26,6 +27,9 @@ void register_run_peak(CLI::App& run, CliState& st) {
   add_run_common_options(cmd, *common);
   cmd->callback([cmd, common, seconds, &st] {
     finalize_run_common_options(cmd, *common);
+    if (!(*seconds > 0 && *seconds <= 3600))
+      throw InputError("--seconds " + fmt::format("{}", *seconds), "must be above 0 and at most 3600",
+                       "pass for example --seconds 0.5");
     common->power.idle_s = cmd->count("--idle") ? common->power.idle_s : 0.0;
     OpenRun r = open_run(*common, {}, {{"command", "run peak"}});
     fmt::print("{:<6} {:<22} {:>7} {:>16}\n", "dtype", "isa", "threads", "peak FLOP/s");
