@@ -172,4 +172,21 @@ TEST(OutputSafety, AFailedWriteLeavesNoTemporary) {
   fs::remove_all(out);
 }
 
+// A file name (or a sysfs name) that is not UTF-8 cannot go into JSON as it
+// is: it becomes U+FFFD instead of costing the whole report (was exit 1 and no
+// run.json). The power log's name is part of its source id.
+TEST(OutputSafety, InvalidUtf8InANameStillGivesAReport) {
+  const fs::path root = flopwatt::testing::temp_dir("output_safety", "utf8");
+  const fs::path log = root / "meter\xff.csv";
+  std::ofstream(log) << "# clock: relative\n0,5\n0.5,5\n1,5\n";
+  const CommandResult r = run_command_line(
+      FLOPWATT_BINARY " run gemm --backend cpu:reference --shapes 8,8,8 --idle 0 --no-peak --min-time 0 --min-reps 1 "
+      "--sysfs-root " + root.string() + " --power-log '" + log.string() + "' --out " + (root / "run").string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  const std::string j = slurp(root / "run" / "run.json");
+  EXPECT_NE(j.find("\"complete\": true"), std::string::npos) << j.substr(0, 200);
+  EXPECT_NE(j.find("external:meter\xef\xbf\xbd"), std::string::npos);  // U+FFFD in UTF-8
+  fs::remove_all(root);
+}
+
 }  // namespace
