@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -287,6 +289,9 @@ TEST_P(BadInputRow, ExitsTwoWithOneLineNamingTheInputAndWritesNothing) {
   const CommandResult r = run_command_line("cd " + s.string() + " && FLOPWATT_SYSFS_ROOT=" + (s / "empty-dir").string() +
                                            " FLOPWATT_NPU_ARTIFACTS=" + (s / "empty-dir").string() + " timeout 30 " +
                                            FLOPWATT_BINARY + " " + args);
+  // FLOPWATT_PRINT_TABLE=1 prints each row's outcome, for a report of what was tried.
+  if (std::getenv("FLOPWATT_PRINT_TABLE"))
+    std::printf("row %zu | exit %d | %s | %s", GetParam(), r.code, row.args.c_str(), r.err.empty() ? "\n" : r.err.c_str());
   EXPECT_EQ(r.code, 2) << args << "\nstderr: " << r.err << "\nstdout: " << r.out.substr(0, 400);
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
   EXPECT_NE(r.err.find(names), std::string::npos) << args << "\nexpected to name: " << names << "\n" << r.err;
