@@ -287,7 +287,7 @@ TEST_P(BadInputRow, ExitsTwoWithOneLineNamingTheInputAndWritesNothing) {
   const std::string names = substitute(row.names, s);
   // No sensors, no NPU artifacts from the machine: the same answer everywhere.
   const CommandResult r = run_command_line("cd " + s.string() + " && FLOPWATT_SYSFS_ROOT=" + (s / "empty-dir").string() +
-                                           " FLOPWATT_NPU_ARTIFACTS=" + (s / "empty-dir").string() + " timeout 30 " +
+                                           " FLOPWATT_NPU_ARTIFACTS=" + (s / "empty-dir").string() + " timeout -k 5 30 " +
                                            FLOPWATT_BINARY + " " + args);
   // FLOPWATT_PRINT_TABLE=1 prints each row's outcome, for a report of what was tried.
   if (std::getenv("FLOPWATT_PRINT_TABLE"))
