@@ -194,6 +194,7 @@ void check_power_log(const std::string& path) {
   }
   PowerLogParser p(path, monotonic_ns());
   std::vector<Sample> out;
+  std::size_t samples = 0;
   char buf[65536];
   try {
     for (;;) {
@@ -201,14 +202,21 @@ void check_power_log(const std::string& path) {
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       p.feed(buf, std::size_t(n), out);
+      samples += out.size();
       out.clear();
     }
     p.finish(out);
+    samples += out.size();
   } catch (...) {
     ::close(fd);
     throw;
   }
   ::close(fd);
+  // A regular file is read once, before the run: with no sample in it, every
+  // window would have no energy from it; a meter still writing is a FIFO.
+  if (samples == 0)
+    throw ConfigError("--power-log " + path, "holds no 't_seconds,watts' sample",
+                      "pass the meter's log once it has samples, or a FIFO (mkfifo) the meter writes to during the run");
 }
 
 std::unique_ptr<PowerSource> open_power_log(const std::string& path) {

@@ -101,6 +101,10 @@ std::vector<int> parse_cpu_list(const std::string& s) {
     const long lo = std::strtol(part.c_str(), &end, 10);
     if (end == part.c_str()) continue;
     const long hi = dash == std::string::npos ? lo : std::strtol(part.c_str() + dash + 1, nullptr, 10);
+    // CPU numbers fit an int by far; a huge or negative one in a corrupt mask
+    // is skipped rather than counted up to LONG_MAX (signed overflow).
+    constexpr long kMaxCpu = 1 << 20;
+    if (lo < 0 || hi < lo || hi > kMaxCpu) continue;
     for (long c = lo; c <= hi && c - lo < 4096; ++c) v.push_back(int(c));
   }
   return v;

@@ -81,15 +81,17 @@ WindowEnergy integrate_window(const std::vector<Sample>& s, Kind kind, std::int6
   // hardware, so only the two pairs of samples interpolated at the edges matter.
   const std::size_t a = lo > 0 ? lo - 1 : 0;
   const std::size_t b = hi < s.size() ? hi : s.size() - 1;
-  std::int64_t gap = 0;
+  // In double: stamps far apart (a corrupt source) must not overflow the difference.
+  auto span = [](std::int64_t later, std::int64_t earlier) { return double(later) - double(earlier); };
+  double gap = 0;
   if (kind == Kind::Gauge) {
-    for (std::size_t i = a; i < b; ++i) gap = std::max(gap, s[i + 1].t_ns - s[i].t_ns);
+    for (std::size_t i = a; i < b; ++i) gap = std::max(gap, span(s[i + 1].t_ns, s[i].t_ns));
   } else {
-    if (a + 1 <= b) gap = std::max(gap, s[a + 1].t_ns - s[a].t_ns);
-    if (b >= 1 && b - 1 >= a) gap = std::max(gap, s[b].t_ns - s[b - 1].t_ns);
+    if (a + 1 <= b) gap = std::max(gap, span(s[a + 1].t_ns, s[a].t_ns));
+    if (b >= 1 && b - 1 >= a) gap = std::max(gap, span(s[b].t_ns, s[b - 1].t_ns));
   }
-  if (s[a].t_ns > t0) gap = std::max(gap, s[a].t_ns - t0);
-  if (s[b].t_ns < t1) gap = std::max(gap, t1 - s[b].t_ns);
+  if (s[a].t_ns > t0) gap = std::max(gap, span(s[a].t_ns, t0));
+  if (s[b].t_ns < t1) gap = std::max(gap, span(t1, s[b].t_ns));
   if (rules.expected_spacing_s > 0 && double(gap) * 1e-9 > 2 * rules.expected_spacing_s)
     add_reason(w, fmt("sampling gap %.0f ms > 2 x %.0f ms", double(gap) * 1e-6, rules.expected_spacing_s * 1e3));
 

@@ -503,6 +503,8 @@ def main(argv):
     except ImportError:
         fail("matplotlib is missing for /usr/bin/python3; fix: apt-get install python3-matplotlib")
     out = a.out or os.path.join(a.dir, "plots")
+    if os.path.lexists(out) and not os.path.isdir(out):
+        fail(f"--out {out}: exists and is not a directory; fix: pass a directory for the figures")
     written, notes = [], []
     try:
         if os.path.exists(os.path.join(a.dir, "campaign.json")):
@@ -514,8 +516,10 @@ def main(argv):
                  "fix: pass a directory written by flopwatt")
     except InputError as e:
         fail(str(e))
-    except (KeyError, TypeError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
         fail(f"{a.dir}: malformed report (missing or wrong field {e}); fix: re-run the measurement")
+    except OSError as e:
+        fail(f"{e.filename or out}: {e.strerror}; fix: pass a readable run directory and a writable --out")
     for n in notes:
         print("note: " + n)
     for w in written:

@@ -14,8 +14,9 @@
 #include <thread>
 
 #include "harness/analysis/campaign.h"
-#include "harness/output/version.h"
+#include "harness/output/safe_file.h"
 #include "harness/output/text.h"
+#include "harness/output/version.h"
 #include "harness/run/backend_registry.h"
 #include "harness/run/context.h"
 #include "harness/run/progress.h"
@@ -36,16 +37,9 @@ using nlohmann::json;
 // interrupted campaign leaves a readable record.
 struct Record {
   fs::path dir;
+  std::unique_ptr<OutputDir> out;
   json j;
-  void save() const {
-    const fs::path tmp = dir / "campaign.json.tmp";
-    {
-      std::ofstream f(tmp, std::ios::trunc);
-      f << j.dump(1) << "\n";
-      if (!f) throw InputError((dir / "campaign.json").string(), "cannot write", "check the --out directory");
-    }
-    fs::rename(tmp, dir / "campaign.json");
-  }
+  void save() const { out->replace("campaign.json", j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"); }
 };
 
 // The options every child `run ...` gets from the campaign's own.
@@ -313,12 +307,9 @@ int run_mains_vs_battery(const CampaignOptions& a) {
 
   const std::string out = a.common.out.empty() ? "results/runs/campaign-" + make_run_id() : a.common.out;
   c.rec.dir = out;
-  std::error_code ec;
-  fs::create_directories(c.rec.dir, ec);
-  if (ec || !fs::is_directory(c.rec.dir))
-    throw InputError("--out " + out, "cannot create the campaign directory", "pass a writable directory with --out");
-  if (fs::exists(c.rec.dir / "campaign.json"))
-    throw InputError("--out " + out, "already holds a campaign", "pass a new directory with --out");
+  c.rec.out = std::make_unique<OutputDir>(out, "--out");
+  if (c.rec.out->holds_any({"campaign.json", "run.json"}))
+    throw InputError("--out " + out, "already holds a campaign or a run", "pass a new directory with --out");
 
   c.rec.j = {{"kind", "flopwatt-campaign"},
              {"campaign", "mains-vs-battery"},
@@ -373,13 +364,8 @@ int run_mains_vs_battery(const CampaignOptions& a) {
   cmp["suite"] = a.suite;
   cmp["valid"] = {{"mains", pm.valid}, {"battery", pb.valid}};
   cmp["invalid_reasons"] = {{"mains", pm.invalid_reasons}, {"battery", pb.invalid_reasons}};
-  {
-    std::ofstream f(c.rec.dir / "comparison.json");
-    f << cmp.dump(1) << "\n";
-    std::ofstream g(c.rec.dir / "comparison.csv");
-    g << comparison_csv(cmp);
-    if (!f || !g) throw InputError("--out " + out, "cannot write the comparison", "check free space");
-  }
+  c.rec.out->replace("comparison.json", cmp.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  c.rec.out->replace("comparison.csv", comparison_csv(cmp));
   c.rec.j["complete"] = !p2.interrupted;
   c.rec.j["comparison"] = {{"json", "comparison.json"}, {"csv", "comparison.csv"}};
   c.rec.save();

@@ -1,6 +1,10 @@
 #include "harness/analysis/report.h"
 
 #include <fmt/core.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <filesystem>
@@ -127,7 +131,28 @@ std::string md_escape(std::string s) {
 
 }  // namespace
 
+namespace {
+// An entry of that name exists (a dangling or looping link too), without throwing.
+bool entry_exists(const fs::path& p) {
+  std::error_code ec;
+  return fs::symlink_status(p, ec).type() != fs::file_type::not_found && !ec;
+}
+
+// nlohmann's text without its "[json.exception.type_error.302] " prefix: the
+// field and the type it found are the useful part.
+std::string json_reason(const json::exception& e) {
+  std::string what = e.what();
+  if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+  return what;
+}
+}  // namespace
+
 Run load_run_file(const std::string& path) {
+  // stat first: a directory or a link loop named run.json opens as an ifstream
+  // that fails later with a libstdc++ message (or an uncaught filesystem_error).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw InputError(path, std::string("cannot read: ") + std::strerror(errno), kRunFix);
+  if (!S_ISREG(st.st_mode)) throw InputError(path, "not a regular file", kRunFix);
   std::ifstream f(path);
   if (!f) throw InputError(path, "cannot read", kRunFix);
   json j;
@@ -148,12 +173,10 @@ Run load_run_file(const std::string& path) {
   try {
     return run_from_json(j);
   } catch (const json::exception& e) {
-    // nlohmann's text names the field and the type it found, which is the useful part.
-    std::string what = e.what();
-    if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
-    throw InputError(path, "malformed run.json: " + what, kRunFix);
+    throw InputError(path, "malformed run.json: " + json_reason(e), kRunFix);
   }
 }
+
 
 std::vector<LoadedRun> load_runs(const std::string& dir) {
   const fs::path d(dir);
@@ -162,10 +185,13 @@ std::vector<LoadedRun> load_runs(const std::string& dir) {
   const std::string name = fs::absolute(d).lexically_normal().filename().string().empty()
                                ? fs::absolute(d).lexically_normal().parent_path().filename().string()
                                : fs::absolute(d).lexically_normal().filename().string();
-  if (fs::exists(d / "run.json")) return {LoadedRun{name, dir, load_run_file((d / "run.json").string())}};
+  if (entry_exists(d / "run.json")) return {LoadedRun{name, dir, load_run_file((d / "run.json").string())}};
   std::vector<LoadedRun> out;
-  if (fs::exists(d / "campaign.json")) {
+  if (entry_exists(d / "campaign.json")) {
     const std::string cpath = (d / "campaign.json").string();
+    struct stat st {};
+    if (::stat(cpath.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+      throw InputError(cpath, "not a readable regular file", "re-run the campaign");
     std::ifstream f(cpath);
     json c;
     try {
@@ -175,16 +201,20 @@ std::vector<LoadedRun> load_runs(const std::string& dir) {
     }
     if (!c.contains("phases") || !c["phases"].is_array())
       throw InputError(cpath, "malformed campaign.json: no phases array", "re-run the campaign");
-    for (const auto& ph : c["phases"]) {
-      const std::string state = ph.value("state", "?");
-      for (const auto& r : ph.value("runs", json::array())) {
-        const std::string rel = r.value("dir", "");
-        if (rel.empty() || !fs::exists(d / rel / "run.json")) continue;  // a phase that never started
-        std::string label = name + "/" + state;
-        const std::string part = r.value("part", "");
-        if (ph.value("runs", json::array()).size() > 1) label += "/" + part;
-        out.push_back({label, (d / rel).string(), load_run_file((d / rel / "run.json").string())});
+    try {
+      for (const auto& ph : c["phases"]) {
+        const std::string state = ph.value("state", "?");
+        for (const auto& r : ph.value("runs", json::array())) {
+          const std::string rel = r.value("dir", "");
+          if (rel.empty() || !entry_exists(d / rel / "run.json")) continue;  // a phase that never started
+          std::string label = name + "/" + state;
+          const std::string part = r.value("part", "");
+          if (ph.value("runs", json::array()).size() > 1) label += "/" + part;
+          out.push_back({label, (d / rel).string(), load_run_file((d / rel / "run.json").string())});
+        }
       }
+    } catch (const json::exception& e) {
+      throw InputError(cpath, "malformed campaign.json: " + json_reason(e), "re-run the campaign");
     }
     if (out.empty()) throw InputError(cpath, "the campaign has no finished run", "re-run the campaign");
     return out;
@@ -192,11 +222,11 @@ std::vector<LoadedRun> load_runs(const std::string& dir) {
   // A folder of run dirs (results/runs/): every direct subdirectory that is a run or a campaign.
   std::vector<fs::path> subs;
   for (const auto& e : fs::directory_iterator(d, ec))
-    if (e.is_directory() && (fs::exists(e.path() / "run.json") || fs::exists(e.path() / "campaign.json")))
+    if (e.is_directory(ec) && (entry_exists(e.path() / "run.json") || entry_exists(e.path() / "campaign.json")))
       subs.push_back(e.path());
   std::sort(subs.begin(), subs.end());
   for (const auto& s : subs) {
-    if (fs::exists(s / "run.json")) {
+    if (entry_exists(s / "run.json")) {
       out.push_back({name + "/" + s.filename().string(), s.string(), load_run_file((s / "run.json").string())});
       continue;
     }
@@ -311,7 +341,7 @@ const ReportFormat& report_format(const std::string& name, const std::string& fl
       {"md", "markdown", report_markdown},
       {"csv", "", report_csv},
       {"json", "", [](const std::vector<LoadedRun>& runs, const ReportOptions& o) {
-         return report_json(runs, o).dump(1) + "\n";
+         return report_json(runs, o).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
        }}};
   for (const auto& f : kFormats)
     if (name == f.name || (*f.alias && name == f.alias)) return f;

@@ -3,11 +3,14 @@
 // per op (and per layer with --per-layer). Ends with a per-op table.
 #include <fmt/core.h>
 
+#include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "harness/cli/commands.h"
 #include "harness/runners/gpt2_runner.h"
 #include "harness/run/run_setup.h"
+#include "harness/output/safe_file.h"
 #include "workloads/error.h"
 #include "workloads/gpt2/checkpoint.h"
 #include "workloads/gpt2/config.h"
@@ -40,6 +43,9 @@ int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
   } else {
     cfg = gpt2::preset(a.gpt2.model);
   }
+  // Checked before training, so a bad path never throws away a finished run.
+  std::optional<OutputDir> save_dir;
+  if (!a.save.empty()) save_dir.emplace(OutputDir::parent_of(a.save, "--save"));
   Gpt2Runner gpt2(a.gpt2, cfg);
   gpt2.build_model();  // before the run opens: a bad checkpoint is bad input, not a broken run
 
@@ -47,7 +53,9 @@ int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
   OpenRun r = start_run(a.common, {&gpt2.backend()}, {{"command", "run gpt2"}, {"gpt2", gpt2.context()}}, out);
   const bool complete = gpt2.train(r, a.common.power.sample_period_s, out);
   if (!a.save.empty()) {
-    gpt2.model().save(a.save, "--save");
+    save_dir->replace(std::filesystem::path(a.save).filename().string(), [&](const ByteSink& sink) {
+      gpt2::write_checkpoint_to(sink, cfg, gpt2.model().params(), "--save " + a.save);
+    });
     fmt::print(out, "saved checkpoint {}\n", a.save);
   }
   return end_run(r, complete, out, RunEnding::kReportPath);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/cli/commands.h"
+#include "harness/output/safe_file.h"
 #include "npu/plan/device.h"
 #include "npu/plan/plan.h"
 #include "npu/sim/host_bandwidth.h"
@@ -135,7 +136,7 @@ void print_info(const std::string& root, bool json_out) {
       fmt::print("  {:<8} unusable: {}\n", name, e.what());
     }
   }
-  if (json_out) fmt::print("{}\n", j.dump(2));
+  if (json_out) fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace
@@ -189,7 +190,22 @@ void register_npu(CLI::App& app, CliState& st) {
         int m = 0, k = 0, n = 0;
         if (std::sscanf(o->tile.c_str(), "%d,%d,%d", &m, &k, &n) != 3)
           throw InputError("--tile", "'" + o->tile + "' is not m,k,n", "for example --tile 64,32,64");
-        plan = npu::make_plan(dev, p, {m, k, n}, o->cols > 0 ? o->cols : dev.usable_columns);
+        if (o->cols < 0) throw InputError("--cols " + std::to_string(o->cols), "must be >= 1 (0: all usable)",
+                                          fmt::format("pass --cols 1..{}", dev.usable_columns));
+        const int cols = o->cols > 0 ? o->cols : dev.usable_columns;
+        try {
+          plan = npu::make_plan(dev, p, {m, k, n}, cols);
+        } catch (const InputError& e) {
+          // The flag at fault, and the fix for this reason rather than one for all.
+          const std::string& why = e.problem();
+          if (why.find("columns requested") != std::string::npos)
+            throw InputError("--cols " + std::to_string(cols), why, fmt::format("pass --cols 1..{}", dev.usable_columns));
+          std::string fix = e.fix();
+          if (why.find("must be positive") != std::string::npos) fix = "pass three positive sizes, e.g. --tile 64,32,64";
+          else if (why.find("micro-kernel") != std::string::npos)
+            fix = fmt::format("pass m a multiple of {}, k of {}, n of {}", dev.mmul_r, dev.mmul_s, dev.mmul_t);
+          throw InputError("--tile " + o->tile, why, fix);
+        }
       } else {
         plan = npu::best_plan(dev, p);
       }
@@ -210,7 +226,7 @@ void register_npu(CLI::App& app, CliState& st) {
                          {"energy_j", {{"total", e.j}, {"static", e.static_j}, {"mac", e.mac_j}, {"ddr", e.ddr_j},
                                        {"l2", e.l2_j}, {"l1", e.l1_j}}},
                          {"avg_power_w", e.avg_power_w}};
-        fmt::print("{}\n", j.dump(2));
+        fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
       } else {
         fmt::print("{}", plan.describe());
         fmt::print("modelled call [simulated; {} operands, host copies at {:.1f} GB/s]\n", to_string(in),
@@ -292,12 +308,10 @@ void register_npu(CLI::App& app, CliState& st) {
         }
       }
       if (!o->out.empty()) {
-        std::ofstream f(o->out);
-        if (!f) throw InputError("--out", "cannot write " + o->out, "check the directory exists and is writable");
-        if (o->out.size() >= 5 && o->out.compare(o->out.size() - 5, 5, ".json") == 0)
-          f << npu::sweep_to_json(rows, cmps).dump(2) << "\n";
-        else
-          f << npu::sweep_to_csv(rows);
+        const bool json = o->out.size() >= 5 && o->out.compare(o->out.size() - 5, 5, ".json") == 0;
+        OutputDir::parent_of(o->out, "--out")
+            .replace(std::filesystem::path(o->out).filename().string(),
+                     json ? npu::sweep_to_json(rows, cmps).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" : npu::sweep_to_csv(rows));
         fmt::print("wrote {}\n", o->out);
       }
       st.exit_code = 0;

@@ -7,6 +7,7 @@
 #include "harness/output/console_writer.h"
 #include "harness/run/run_setup.h"
 #include "harness/run/statistics.h"
+#include "workloads/error.h"
 
 namespace flopwatt {
 
@@ -26,6 +27,9 @@ void register_run_peak(CLI::App& run, CliState& st) {
   add_run_common_options(cmd, *common);
   cmd->callback([cmd, common, seconds, &st] {
     finalize_run_common_options(cmd, *common);
+    if (!(*seconds > 0 && *seconds <= 3600))
+      throw InputError("--seconds " + fmt::format("{}", *seconds), "must be above 0 and at most 3600",
+                       "pass for example --seconds 0.5");
     common->power.idle_s = cmd->count("--idle") ? common->power.idle_s : 0.0;
     OpenRun r = open_run(*common, {}, {{"command", "run peak"}});
     fmt::print("{:<6} {:<22} {:>7} {:>16}\n", "dtype", "isa", "threads", "peak FLOP/s");

@@ -1,10 +1,12 @@
 // `flopwatt report DIR [DIR..]`: runs side by side (see harness/analysis/report.h).
 #include <fmt/core.h>
 
+#include <charconv>
 #include <fstream>
 
 #include "harness/cli/commands.h"
 #include "harness/analysis/report.h"
+#include "harness/output/safe_file.h"
 #include "workloads/error.h"
 
 namespace flopwatt {
@@ -24,8 +26,10 @@ std::size_t find_baseline(const std::vector<LoadedRun>& runs, const std::string&
   for (std::size_t i = 0; i < runs.size(); ++i)
     if (runs[i].label == b) return i;
   if (b.find_first_not_of("0123456789") == std::string::npos) {
-    const std::size_t k = std::stoul(b);
-    if (k >= 1 && k <= runs.size()) return k - 1;
+    // Digits only, but any number of them: a count too large for an integer names no run.
+    std::size_t k = 0;
+    const auto [end, ec] = std::from_chars(b.data(), b.data() + b.size(), k);
+    if (ec == std::errc() && end == b.data() + b.size() && k >= 1 && k <= runs.size()) return k - 1;
   }
   std::string labels;
   for (const auto& r : runs) labels += (labels.empty() ? "" : ", ") + r.label;
@@ -51,9 +55,7 @@ int run_report(ReportArgs& a) {
   if (a.out.empty()) {
     fmt::print("{}", text);
   } else {
-    std::ofstream file(a.out, std::ios::trunc);
-    file << text;
-    if (!file) throw InputError("--out " + a.out, "cannot write", "pass a writable file path");
+    OutputDir::parent_of(a.out, "--out").replace(std::filesystem::path(a.out).filename().string(), text);
   }
   return 0;
 }

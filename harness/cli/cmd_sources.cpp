@@ -85,7 +85,7 @@ void print_json(const SourcesOptions& o, const std::string& root, const power::D
   }
   j["temperatures"] = nlohmann::json::array();
   for (const auto& t : temps) j["temperatures"].push_back({{"id", t.id}, {"celsius", t.celsius}});
-  fmt::print("{}\n", j.dump(2));
+  fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 void print_table(const SourcesOptions& o, const std::string& root, const power::Discovery& disc,

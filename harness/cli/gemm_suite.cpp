@@ -8,6 +8,7 @@
 #include "harness/run/backend_registry.h"
 #include "harness/run/progress.h"
 #include "workloads/error.h"
+#include "workloads/limits.h"
 
 namespace flopwatt {
 
@@ -26,6 +27,7 @@ GemmPlan plan_gemm(const GemmArgs& a, bool skip_reference) {
   if (!dt) throw InputError("--dtype " + a.dtype, "unknown dtype", "use fp32 or bf16");
   GemmPlan p;
   p.go.shapes = parse_shapes(a.shapes, "--shapes");
+  check_shapes_fit_memory(p.go.shapes, "--shapes");
   p.go.dtype = *dt;
   p.backends = select_backends(a.backends, "--backend");
   if (skip_reference)

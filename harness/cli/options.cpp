@@ -4,9 +4,11 @@
 
 #include <cstdlib>
 
+#include "harness/run/session.h"
 #include "power/config_error.h"
 #include "power/external_log.h"
 #include "workloads/error.h"
+#include "workloads/limits.h"
 
 namespace flopwatt {
 
@@ -20,12 +22,16 @@ void add_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
   cmd->add_option("--headline-domain", o.power.headline_domain,
                   "Domain of the headline FLOP/J (default: the widest available)");
   cmd->add_option("--out", o.out, "Output directory (default results/runs/<run-id>)");
+  cmd->add_flag("--overwrite", o.overwrite, "Replace a run already in the --out directory (refused otherwise)");
   cmd->add_option("--min-time", o.min_time_s, "Minimum timed seconds per measurement");
   cmd->add_option("--min-reps", o.min_reps, "Minimum repetitions per measurement");
   cmd->add_option("--threads", o.threads, "OpenMP threads (default: all cores)");
 }
 
 void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
+  // From the start of the command, not the opening of the run: a Ctrl-C during
+  // the peak measurement or the model's set-up must still end with a report.
+  install_interrupt_handler();
   o.min_time_set = cmd->count("--min-time") > 0;
   if (o.min_time_s < 0 || !std::isfinite(o.min_time_s))
     throw InputError("--min-time", "must be >= 0 seconds", "pass for example --min-time 0.5");
@@ -34,13 +40,15 @@ void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
     throw InputError("--idle", "must be >= 0 seconds", "pass for example --idle 3, or --idle 0 to skip");
   if (!(o.power.sample_period_s >= 0.001 && o.power.sample_period_s <= 10))
     throw InputError("--sample-period", "must be between 0.001 and 10 seconds", "pass for example --sample-period 0.01");
-  if (o.threads < 0) throw InputError("--threads", "must be >= 0", "pass a thread count, or 0 for all cores");
+  check_thread_count(o.threads, "--threads");
   if (o.threads > 0) omp_set_num_threads(o.threads);
   if (!o.power.power_log.empty()) {
     try {
       power::check_power_log(o.power.power_log);
     } catch (const power::ConfigError& e) {
-      throw InputError("--power-log " + e.where(), e.problem(), e.fix());
+      // The power layer's errors already name the flag ("--power-log PATH"), or only a line of the file.
+      const bool named = e.where().rfind("--power-log", 0) == 0;
+      throw InputError(named ? e.where() : "--power-log " + e.where(), e.problem(), e.fix());
     }
   }
   o.power.sysfs_root = resolve_sysfs_root(o.power.sysfs_root);

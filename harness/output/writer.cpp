@@ -38,7 +38,10 @@ class ConsoleWriter : public Writer {
   WriterTarget t_;
 };
 
-std::string render_json(const Run& run) { return to_json(run).dump(1) + "\n"; }
+// A sysfs name or a path with invalid UTF-8 becomes U+FFFD rather than losing the whole report.
+std::string render_json(const Run& run) {
+  return to_json(run).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
 
 std::string render_csv(const Run& run) {
   std::ostringstream os;

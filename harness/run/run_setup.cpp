@@ -45,7 +45,7 @@ OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& b
   header.headline_source = r.meter->headline_source();
   if (const auto hc = r.meter->headline_choice(); !hc.is_null()) header.context["headline"] = hc;
   const std::string out = o.out.empty() ? "results/runs/" + header.run_id : o.out;
-  r.session = std::make_unique<Session>(std::move(header), out);
+  r.session = std::make_unique<Session>(std::move(header), out, o.overwrite);
   r.root = o.power.sysfs_root;
   r.backends = backends;
   r.meter->start();

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <filesystem>
 #include <random>
+#include <unistd.h>
 
 #include "harness/output/text.h"
 #include "workloads/error.h"
@@ -16,20 +17,6 @@ namespace flopwatt {
 namespace {
 
 extern "C" void on_signal(int) { g_interrupted.store(true); }
-
-// Write to a sibling temp file and rename over the target, so a reader (or a
-// run killed mid-write) never sees a half-written file.
-void write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw InputError(path.string(), "cannot write", "check the --out directory's permissions and free space");
-    f << text;
-    f.flush();
-    if (!f) throw InputError(path.string(), "write failed", "check free space in the --out directory");
-  }
-  fs::rename(tmp, path);
-}
 
 }  // namespace
 
@@ -53,31 +40,31 @@ std::string make_run_id() {
   return std::string(b) + s;
 }
 
-Session::Session(Run header, std::string out_dir) : run_(std::move(header)), out_dir_(std::move(out_dir)) {
-  std::error_code ec;
-  fs::create_directories(out_dir_, ec);
-  if (ec || !fs::is_directory(out_dir_))
-    throw InputError("--out " + out_dir_, "cannot create the output directory (" + ec.message() + ")",
-                     "pass a writable directory with --out");
-  const fs::path probe = fs::path(out_dir_) / ".flopwatt-write-test";
-  {
-    std::ofstream f(probe);
-    if (!f) throw InputError("--out " + out_dir_, "directory is not writable", "pass a writable directory with --out");
+// What a run leaves in its directory (plots/ is `flopwatt plot`'s default).
+constexpr const char* kRunFiles[] = {"run.json", "measurements.csv", "samples.csv", "plots"};
+
+Session::Session(Run header, std::string out_dir, bool overwrite)
+    : run_(std::move(header)), out_dir_(std::move(out_dir)), dir_(out_dir_, "--out") {
+  if (dir_.holds_any({kRunFiles[0], kRunFiles[1], kRunFiles[2]})) {
+    if (!overwrite)
+      throw InputError("--out " + out_dir_, "already holds a run (run.json, measurements.csv or samples.csv)",
+                       "pass a new directory, or --overwrite to replace that run");
+    for (const char* f : kRunFiles) dir_.remove(f);
   }
-  fs::remove(probe, ec);
-  samples_.open(fs::path(out_dir_) / "samples.csv", std::ios::trunc);
-  samples_ << "source_id,t_ns,value,unit\n";
-  samples_.flush();
+  samples_ = dir_.create_fresh("samples.csv");
+  const std::string head = "source_id,t_ns,value,unit\n";
+  if (!write_all(samples_, head.data(), head.size()))
+    throw InputError("--out " + out_dir_, "cannot write samples.csv", "check free space in the --out directory");
   WriterTarget target;
-  target.replace_file = [dir = fs::path(out_dir_)](const std::string& name, const std::string& text) {
-    write_atomically(dir / name, text);
-  };
+  target.replace_file = [this](const std::string& name, const std::string& text) { dir_.replace(name, text); };
   target.out_dir = out_dir_;
   for (const char* name : {"json", "csv"}) writers_.push_back(make_writer(name, target));
   save();
 }
 
-Session::~Session() = default;
+Session::~Session() {
+  if (samples_ >= 0) ::close(samples_);
+}
 
 void Session::save() {
   for (auto& w : writers_) w->context(run_);
@@ -89,9 +76,12 @@ void Session::add(Measurement m) {
 }
 
 void Session::add_samples(const std::vector<power::SourceSamples>& ss) {
+  std::ostringstream os;
   for (const auto& s : ss)
-    for (const auto& x : s.samples) samples_ << csv_escape(s.id) << ',' << x.t_ns << ',' << x.value << ',' << s.unit << '\n';
-  samples_.flush();
+    for (const auto& x : s.samples) os << csv_escape(s.id) << ',' << x.t_ns << ',' << x.value << ',' << s.unit << '\n';
+  const std::string text = os.str();
+  if (!write_all(samples_, text.data(), text.size()))
+    throw InputError("--out " + out_dir_ + "/samples.csv", "write failed", "check free space in the --out directory");
 }
 
 void Session::finish(bool complete) {

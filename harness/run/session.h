@@ -3,12 +3,12 @@
 // run always leaves valid files.
 #pragma once
 #include <atomic>
-#include <fstream>
-#include <sstream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "harness/output/run_model.h"
+#include "harness/output/safe_file.h"
 #include "harness/output/writer.h"
 #include "harness/run/timing.h"
 #include "power/sampler.h"
@@ -17,8 +17,10 @@ namespace flopwatt {
 
 class Session {
  public:
-  // Creates out_dir (parents too); throws InputError naming --out when it cannot.
-  Session(Run header, std::string out_dir);
+  // Creates out_dir (parents too); throws InputError naming --out when it
+  // cannot, or when it already holds a run and `overwrite` is false (with
+  // overwrite, that run's files and plots are removed first).
+  Session(Run header, std::string out_dir, bool overwrite = false);
   ~Session();
 
   Run& run() { return run_; }
@@ -31,7 +33,8 @@ class Session {
  private:
   Run run_;
   std::string out_dir_;
-  std::ofstream samples_;
+  OutputDir dir_;
+  int samples_ = -1;
   std::vector<std::unique_ptr<Writer>> writers_;  // run.json and measurements.csv
 };
 

@@ -13,6 +13,7 @@
 #include "harness/run/statistics.h"
 #include "harness/run/timing.h"
 #include "workloads/error.h"
+#include "workloads/limits.h"
 #include "workloads/gpt2/op_table.h"
 #include "workloads/gpt2/tensor_table.h"
 
@@ -38,6 +39,11 @@ void validate(const Gpt2Options& a, const gpt2::Config& c) {
   if (a.seq > c.maxT)
     throw InputError("--seq " + std::to_string(a.seq), "longer than the model's maxT=" + std::to_string(c.maxT),
                      "pass --seq <= " + std::to_string(c.maxT));
+  const double need = gpt2::training_bytes(c, a.batch, a.seq);
+  if (const std::int64_t have = physical_memory_bytes(); have > 0 && need > double(have))
+    throw InputError("--batch " + std::to_string(a.batch) + " --seq " + std::to_string(a.seq),
+                     "training needs at least " + format_bytes(need) + ", the machine has " + format_bytes(double(have)),
+                     "pass a smaller --batch or --seq, or a smaller --model");
   if (a.warmup < 0 || a.warmup >= a.steps)
     throw InputError("--warmup " + std::to_string(a.warmup), "must be >= 0 and below --steps",
                      "the per-op figures need at least one step after warm-up: raise --steps or lower --warmup");

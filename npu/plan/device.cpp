@@ -84,7 +84,7 @@ std::string self_exe_dir() {
 
 }  // namespace
 
-DeviceDesc load_device_file(const std::string& path) {
+static DeviceDesc read_device_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path, "cannot open device file", "check the path or set FLOPWATT_NPU_DEVICES");
   json j;
@@ -122,8 +122,14 @@ DeviceDesc load_device_file(const std::string& path) {
     if (!v.is_array() || v.size() != 3 || !v[0].is_number_integer() || !v[1].is_number_integer() ||
         !v[2].is_number_integer())
       throw InputError(path + ": params.bf16_mmul_shape.value", "expected [r, s, t] integers");
+    // Each factor of bf16_macs_per_cycle (<= 4096) is at most 4096: checked as
+    // 64-bit before narrowing, so [4294967297,128,1] is not read as [1,128,1].
+    for (int i = 0; i < 3; ++i)
+      if (v[i].get<std::int64_t>() <= 0 || v[i].get<std::int64_t>() > 4096 || (v[i].is_number_unsigned() && v[i].get<std::uint64_t>() > 4096))
+        throw InputError(path + ": params.bf16_mmul_shape.value", "each of r, s, t must be from 1 to 4096",
+                         "give the micro-kernel shape, e.g. [4, 8, 8]");
     d.mmul_r = v[0].get<int>(), d.mmul_s = v[1].get<int>(), d.mmul_t = v[2].get<int>();
-    if (d.mmul_r <= 0 || d.mmul_s <= 0 || d.mmul_t <= 0 || d.mmul_r * d.mmul_s * d.mmul_t != d.bf16_macs_per_cycle)
+    if (std::int64_t(d.mmul_r) * d.mmul_s * d.mmul_t != d.bf16_macs_per_cycle)
       throw InputError(path + ": params.bf16_mmul_shape.value",
                        "r*s*t must be positive and equal bf16_macs_per_cycle_per_core");
   }
@@ -155,6 +161,19 @@ DeviceDesc load_device_file(const std::string& path) {
   if (d.l1_reserved_bytes >= d.l1_bytes)
     throw InputError(path + ": params.l1_reserved_bytes", "reserves all of L1");
   return d;
+}
+
+DeviceDesc load_device_file(const std::string& path) {
+  try {
+    return read_device_file(path);
+  } catch (const InputError& e) {
+    if (!e.fix().empty()) throw;
+    // Every field's error names the fix: the file's format and its parameters' meaning.
+    throw InputError(e.where(), e.problem(),
+                     "correct the field; npu/sim/devices/phoenix.json in the flopwatt sources shows every field with its source");
+  } catch (const json::exception& e) {
+    throw InputError(path, std::string("unexpected JSON type: ") + e.what(), "correct the device file's field types");
+  }
 }
 
 std::vector<std::string> device_search_dirs() {

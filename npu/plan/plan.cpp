@@ -17,7 +17,21 @@ namespace {
 
 constexpr std::int64_t kBf16 = 2;
 
-std::int64_t ceil_to(std::int64_t x, std::int64_t q) { return (x + q - 1) / q * q; }
+// Sizes multiply into DMA and step counts: every product and rounding is
+// checked, so a huge GEMM is refused instead of wrapping to negative counts.
+std::int64_t checked_mul(std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    throw InputError("npu plan", "the GEMM's tile and transfer counts overflow 64-bit arithmetic", "pass smaller M, N, K");
+  return r;
+}
+
+std::int64_t ceil_to(std::int64_t x, std::int64_t q) {
+  std::int64_t r;
+  if (__builtin_add_overflow(x, q - 1, &r))
+    throw InputError("npu plan", "the GEMM's padded size overflows 64-bit arithmetic", "pass smaller M, N, K");
+  return checked_mul(r / q, q);
+}
 
 std::int64_t out_size(DType d) { return std::int64_t(dtype_size(d)); }
 
@@ -83,8 +97,10 @@ Plan make_plan(const DeviceDesc& dev, const GemmProblem& p, const TileShape& t, 
   pl.l1_bytes = l1_buffer_bytes(t, p.out);
   pl.l2_bytes = l2_buffer_bytes(t, pl.rows, cols, p.out);
 
-  const std::int64_t supers = pl.tiles_m * pl.tiles_n * pl.commands;  // output super-tiles over all commands
-  const std::int64_t steps = supers * pl.k_steps;
+  const std::int64_t supers = checked_mul(checked_mul(pl.tiles_m, pl.tiles_n), pl.commands);  // output super-tiles over all commands
+  const std::int64_t steps = checked_mul(supers, pl.k_steps);
+  checked_mul(checked_mul(supers, pl.rows), cols);  // the largest transfer count below
+  checked_mul(steps, std::max(pl.rows, cols));
   const std::int64_t ob = out_size(p.out);
   const int rows_per_a = pl.rows / pl.a_channels;
   pl.transfers = {

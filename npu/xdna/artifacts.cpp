@@ -49,9 +49,13 @@ ArtifactSet load_artifacts(const std::string& dir) {
       if (!e[k].is_string() || e[k].get<std::string>().empty()) throw InputError(at + "." + k, "not a non-empty string", fix);
       return e[k].get<std::string>();
     };
-    auto pos = [&](const json& o, const char* k, const std::string& w) -> std::int64_t {
-      if (!o.is_object() || !o.contains(k) || !o[k].is_number_integer() || o[k].get<std::int64_t>() <= 0)
-        throw InputError(w + "." + k, "missing or not a positive integer", fix);
+    // Bounded, so the int narrowing below and the divisibility check's products stay exact
+    // (a tile.m of 2^32 used to become 0 and divide by it).
+    auto pos = [&](const json& o, const char* k, const std::string& w, std::int64_t max) -> std::int64_t {
+      if (!o.is_object() || !o.contains(k) || !o[k].is_number_integer() || o[k].is_number_unsigned() &&
+                                                                               o[k].get<std::uint64_t>() > std::uint64_t(max) ||
+          o[k].get<std::int64_t>() <= 0 || o[k].get<std::int64_t>() > max)
+        throw InputError(w + "." + k, "missing or not an integer from 1 to " + std::to_string(max), fix);
       return o[k].get<std::int64_t>();
     };
     auto file = [&](const char* k, bool required) -> std::string {
@@ -70,11 +74,13 @@ ArtifactSet load_artifacts(const std::string& dir) {
     d.xclbin = file("xclbin", true);
     d.insts = file("insts", true);
     d.ctrl_elf = file("ctrl_elf", false);
-    d.M = pos(e, "M", at), d.N = pos(e, "N", at), d.K = pos(e, "K", at);
+    constexpr std::int64_t kMaxDim = std::int64_t(1) << 31, kMaxTile = 4096, kMaxArray = 64;
+    d.M = pos(e, "M", at, kMaxDim), d.N = pos(e, "N", at, kMaxDim), d.K = pos(e, "K", at, kMaxDim);
     if (!e.contains("tile")) throw InputError(at + ".tile", "missing", fix);
-    d.m = int(pos(e["tile"], "m", at + ".tile")), d.k = int(pos(e["tile"], "k", at + ".tile")), d.n = int(pos(e["tile"], "n", at + ".tile"));
+    d.m = int(pos(e["tile"], "m", at + ".tile", kMaxTile)), d.k = int(pos(e["tile"], "k", at + ".tile", kMaxTile)),
+    d.n = int(pos(e["tile"], "n", at + ".tile", kMaxTile));
     if (!e.contains("array")) throw InputError(at + ".array", "missing", fix);
-    d.rows = int(pos(e["array"], "rows", at + ".array")), d.cols = int(pos(e["array"], "cols", at + ".array"));
+    d.rows = int(pos(e["array"], "rows", at + ".array", kMaxArray)), d.cols = int(pos(e["array"], "cols", at + ".array", kMaxArray));
     const auto in = parse_dtype(str("dtype_in", true)), out = parse_dtype(str("dtype_out", true));
     if (!in || *in != DType::BF16) throw InputError(at + ".dtype_in", "the NPU designs take bf16 inputs", fix);
     if (!out) throw InputError(at + ".dtype_out", "expected fp32 or bf16", fix);

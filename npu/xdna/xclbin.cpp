@@ -26,9 +26,20 @@ struct ArrayRef {
   std::uint32_t count, offset;
 };
 
-ArrayRef array_at(const ByteReader& r, std::uint64_t at, std::uint64_t elem, const std::string& what) {
+// `claimed` sums the bytes of every array read so far: in a real xclbin the
+// arrays do not overlap, so together they fit in the section. Overlapping ones
+// (each pdi's image and groups pointing at the whole section) would make the
+// parse cubic in time and memory; they are refused once the sum exceeds it.
+ArrayRef array_at(const ByteReader& r, std::uint64_t at, std::uint64_t elem, const std::string& what,
+                  std::uint64_t* claimed = nullptr) {
   ArrayRef a{r.get<std::uint32_t>(at, what + " count"), r.get<std::uint32_t>(at + 4, what + " offset")};
   r.need(a.offset, std::uint64_t(a.count) * elem, what);
+  if (claimed) {
+    *claimed += std::uint64_t(a.count) * elem;
+    if (*claimed > r.size())
+      throw InputError(r.where(), what + " overlaps other arrays: together they claim more bytes than the section holds",
+                       "the xclbin is corrupt; rebuild it");
+  }
   return a;
 }
 
@@ -37,22 +48,23 @@ AiePartition parse_partition(const ByteReader& r) {
     throw InputError(r.where(), fmt::format("section is {} bytes, an aie_partition needs {}", r.size(), kPartitionBytes),
                      "the xclbin is corrupt; rebuild it");
   AiePartition p;
+  std::uint64_t claimed = kPartitionBytes;
   p.name = r.cstring(r.get<std::uint32_t>(4, "partition name offset"), "partition name");
   p.ops_per_cycle = r.get<std::uint32_t>(8, "operations_per_cycle");
   p.column_width = r.get<std::uint16_t>(32, "column_width");
-  const ArrayRef cols = array_at(r, 40, 2, "start_columns");
+  const ArrayRef cols = array_at(r, 40, 2, "start_columns", &claimed);
   for (std::uint32_t i = 0; i < cols.count; ++i) p.start_columns.push_back(r.get<std::uint16_t>(cols.offset + 2ull * i, "start column"));
-  const ArrayRef pdis = array_at(r, 120, kPdiBytes, "aie_pdi array");
+  const ArrayRef pdis = array_at(r, 120, kPdiBytes, "aie_pdi array", &claimed);
   for (std::uint32_t i = 0; i < pdis.count; ++i) {
     const std::uint64_t at = pdis.offset + kPdiBytes * i;
     const std::string what = fmt::format("pdi[{}]", i);
     AiePdi pdi;
     const auto uuid = r.slice(at, 16, what + " uuid");
     std::copy(uuid.begin(), uuid.end(), pdi.uuid.begin());
-    const ArrayRef img = array_at(r, at + 16, 1, what + " image");
+    const ArrayRef img = array_at(r, at + 16, 1, what + " image", &claimed);
     const auto bytes = r.slice(img.offset, img.count, what + " image");
     pdi.image.assign(bytes.begin(), bytes.end());
-    const ArrayRef groups = array_at(r, at + 24, kCdoGroupBytes, what + " cdo_groups");
+    const ArrayRef groups = array_at(r, at + 24, kCdoGroupBytes, what + " cdo_groups", &claimed);
     for (std::uint32_t g = 0; g < groups.count; ++g) {
       const std::uint64_t ga = groups.offset + kCdoGroupBytes * g;
       const std::string gw = fmt::format("{} cdo_group[{}]", what, g);
@@ -60,9 +72,9 @@ AiePartition parse_partition(const ByteReader& r) {
       cg.name = r.cstring(r.get<std::uint32_t>(ga, gw + " name offset"), gw + " name");
       cg.type = r.get<std::uint8_t>(ga + 4, gw + " type");
       cg.pdi_id = r.get<std::uint64_t>(ga + 8, gw + " pdi_id");
-      const ArrayRef ids = array_at(r, ga + 16, 8, gw + " dpu_kernel_ids");
+      const ArrayRef ids = array_at(r, ga + 16, 8, gw + " dpu_kernel_ids", &claimed);
       for (std::uint32_t k = 0; k < ids.count; ++k) cg.kernel_ids.push_back(r.get<std::uint64_t>(ids.offset + 8ull * k, gw + " kernel id"));
-      array_at(r, ga + 24, 4, gw + " pre_cdo_groups");
+      array_at(r, ga + 24, 4, gw + " pre_cdo_groups", &claimed);
       pdi.groups.push_back(std::move(cg));
     }
     p.pdis.push_back(std::move(pdi));

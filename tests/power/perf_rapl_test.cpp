@@ -77,6 +77,9 @@ TEST(PerfRapl, EncodesTermsThroughFormatBitRanges) {
   EXPECT_NE(problem.find("bogus"), std::string::npos);
   EXPECT_EQ(encode_perf_config("event=0x05", {}, &problem).value(), 0x05u);  // no format dir: low byte
   EXPECT_EQ(parse_cpu_list("0-2,8"), (std::vector<int>{0, 1, 2, 8}));
+  // A corrupt cpumask with a huge or negative number: skipped, not counted up to LONG_MAX (signed overflow).
+  EXPECT_EQ(parse_cpu_list("9223372036854775807"), std::vector<int>{});
+  EXPECT_EQ(parse_cpu_list("0,99999999999999999999-3"), std::vector<int>{0});
 }
 
 TEST(PerfRapl, RefusedOpenExplainsParanoidAndCapPerfmon) {

@@ -7,6 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "workloads/error.h"
 #include "workloads/gpt2/tensor_table.h"
 
@@ -28,6 +31,9 @@ Opened open_checkpoint(const std::string& path) {
   const std::string where = "--checkpoint " + path;
   Opened o;
   std::error_code ec;
+  // file_size of a device or a pipe fails with "Operation not supported": say what is wrong with it instead.
+  if (const auto st = std::filesystem::status(path, ec); !ec && st.type() != std::filesystem::file_type::regular)
+    throw InputError(where, "not a regular file (a directory, device or pipe)", "pass the path of a checkpoint (.bin)");
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw InputError(where, "cannot read the file: " + ec.message(), "check the path and permissions");
   o.file_bytes = static_cast<std::int64_t>(size);
@@ -92,9 +98,8 @@ void read_checkpoint_into(const std::string& path, const Config& expected, std::
   read_params(o, path, params);
 }
 
-void write_checkpoint(const std::string& path, const Config& config, std::span<const float> params,
-                      const std::string& flag) {
-  const std::string where = flag + " " + path;
+void write_checkpoint_to(const std::function<void(const void*, std::size_t)>& sink, const Config& config,
+                         std::span<const float> params, const std::string& where) {
   if (static_cast<std::int64_t>(params.size()) != num_parameters(config))
     throw InputError(where, "parameter count does not match " + describe(config), "this is a bug; report it");
   std::int32_t h[kHeaderInts] = {};
@@ -106,24 +111,46 @@ void write_checkpoint(const std::string& path, const Config& config, std::span<c
   h[5] = config.NH;
   h[6] = config.C;
   h[7] = config.Vp;
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(where, std::string("cannot create the file: ") + std::strerror(errno),
+  sink(h, kHeaderBytes);
+  sink(params.data(), params.size_bytes());
+}
+
+void write_checkpoint(const std::string& path, const Config& config, std::span<const float> params,
+                      const std::string& flag) {
+  const std::string where = flag + " " + path;
+  // mkstemp creates exclusively, so a link planted at a predictable name is never written through.
+  std::string tmp = path + ".XXXXXX";
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) throw InputError(where, std::string("cannot create the file: ") + std::strerror(errno),
                                "check that the directory exists and is writable");
-    out.write(reinterpret_cast<const char*>(h), kHeaderBytes);
-    out.write(reinterpret_cast<const char*>(params.data()), static_cast<std::streamsize>(params.size_bytes()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw InputError(where, "write failed (disk full?)", "free space or pick another path");
-    }
+  ::fchmod(fd, 0644);
+  bool ok = true;
+  try {
+    write_checkpoint_to(
+        [&](const void* data, std::size_t n) {
+          const char* p = static_cast<const char*>(data);
+          while (ok && n > 0) {
+            const ssize_t w = ::write(fd, p, n);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) ok = false;
+            else p += w, n -= std::size_t(w);
+          }
+        },
+        config, params, where);
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw InputError(where, "cannot rename the temporary file: " + ec.message(), "check permissions");
+  if (::close(fd) != 0) ok = false;
+  if (!ok) {
+    ::unlink(tmp.c_str());
+    throw InputError(where, "write failed (disk full?)", "free space or pick another path");
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw InputError(where, "cannot rename the temporary file: " + why, "check permissions");
   }
 }
 

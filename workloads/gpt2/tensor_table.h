@@ -141,6 +141,23 @@ inline ArenaLayout layout(std::span<const TensorSpec> specs, const Extents& e, s
   return a;
 }
 
+// Bytes training at batch B, sequence T holds at least: parameters, their
+// gradients and AdamW's two moments, activations and their gradients, all fp32.
+// In double so that any B and T give a number to compare, never an overflow.
+inline double training_bytes(const Config& c, std::int64_t B, std::int64_t T) {
+  const Extents e = Extents::of(c, B, T);
+  auto sum = [&](std::span<const TensorSpec> specs) {
+    double n = 0;
+    for (const auto& s : specs) {
+      double m = 1;
+      for (int i = 0; i < s.rank; ++i) m *= double(extent(s.dims[i], e));
+      n += m;
+    }
+    return n;
+  };
+  return 4.0 * (4.0 * sum(kParamSpecs) + sum(kActSpecs) + sum(kGradActSpecs));
+}
+
 // 124,475,904 parameters for d12 (llm.c's count with Vp = 50304).
 std::int64_t num_parameters(const Config& c);
 

@@ -18,6 +18,9 @@ const char* kFix = "pass an llm.c token file (uint16 tokens, magic 20240520, ver
 std::vector<std::uint16_t> read_token_file(const std::string& path, int vocab, const std::string& flag) {
   const std::string where = flag + " " + path;
   std::error_code ec;
+  // file_size of a device or a pipe fails with "Operation not supported": say what is wrong with it instead.
+  if (const auto st = std::filesystem::status(path, ec); !ec && st.type() != std::filesystem::file_type::regular)
+    throw InputError(where, "not a regular file (a directory, device or pipe)", "pass the path of a token file (.bin)");
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw InputError(where, "cannot read the file: " + ec.message(), "check the path and permissions");
   const auto bytes = static_cast<std::int64_t>(size);

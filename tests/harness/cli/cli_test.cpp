@@ -208,6 +208,54 @@ TEST(Cli, InterruptedRunLeavesValidPartialReport) {
   fs::remove_all(d);
 }
 
+// CPU time (utime + stime, clock ticks) of a process, -1 once it is gone.
+long cpu_ticks(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(f, line)) return -1;
+  std::istringstream rest(line.substr(line.rfind(')') + 2));
+  std::string field;
+  long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stol(field);
+    if (i == 15) stime = std::stol(field);
+  }
+  return utime + stime;
+}
+
+// A Ctrl-C while the peak is measured, before the run's directory exists,
+// still ends in a partial report and exit 130 (the handler used to be
+// installed only when the run opened, so the signal killed the process).
+TEST(Cli, InterruptDuringPeakStillLeavesAReport) {
+  const fs::path d = temp_dir("sigint_peak");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string out = (d / "run").string();
+    freopen("/dev/null", "w", stdout);
+    execl(FLOPWATT_BINARY, FLOPWATT_BINARY, "run", "gemm", "--backend", "cpu:reference", "--shapes", "8,8,8",
+          "--min-time", "0", "--min-reps", "1", "--idle", "0", "--power", "none", "--out", out.c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  // The peak is the first thing that burns CPU: interrupt after 50 ms of it.
+  const long hz = sysconf(_SC_CLK_TCK);
+  for (int i = 0; i < 5000 && !fs::exists(d / "run" / "run.json"); ++i) {
+    const long t = cpu_ticks(pid);
+    if (t < 0 || t * 1000 >= 50 * hz) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  const bool before_run = !fs::exists(d / "run" / "run.json");
+  kill(pid, SIGINT);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st)) << "killed by signal " << (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+  EXPECT_EQ(WEXITSTATUS(st), 130);
+  const auto j = nlohmann::json::parse(slurp(d / "run" / "run.json"));
+  EXPECT_FALSE(j["complete"].get<bool>());
+  if (before_run) EXPECT_EQ(j["measurements"].size(), 0u);
+  fs::remove_all(d);
+}
+
 TEST(Cli, DefaultRunHasGemmAndGpt2RowsInOneReport) {
   const fs::path d = temp_dir("default");
   Result r = run(kFastDefault + "--gpt2-steps 2 --out " + d.string());

@@ -78,6 +78,10 @@ TEST_F(CorruptDevice, WrongTypeAndRange) {
   j["params"]["bf16_mmul_shape"]["value"] = nlohmann::json::array({4, 8, 8});  // 256 != 128 MAC/cycle
   expect_rejected(j, "bf16_mmul_shape");
   j = good;
+  // 4294967297 * 128 * 1 wrapped to 128 in int arithmetic and passed as [1, 128, 1].
+  j["params"]["bf16_mmul_shape"]["value"] = nlohmann::json::array({4294967297LL, 128, 1});
+  expect_rejected(j, "bf16_mmul_shape");
+  j = good;
   j["params"]["usable_columns"]["value"] = 5;  // first column 1 + 5 > 5 columns
   expect_rejected(j, "usable_columns");
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "tests/npu/npu_test_support.h"
@@ -93,6 +95,20 @@ TEST(Plan, RejectsDesignsThatDoNotFit) {
   EXPECT_THROW(make_plan(dev, {256, 256, 256, DType::F32}, {64, 64, 64}, 4), InputError);
   EXPECT_THROW(make_plan(dev, {0, 256, 256, DType::F32}, {32, 32, 32}, 4), InputError);
   EXPECT_THROW(make_plan(dev, {256, 256, 256, DType::F32}, {32, 32, 32}, 4, 100), InputError);
+}
+
+// Sizes multiply into tile and transfer counts: a huge GEMM is refused, never
+// planned with wrapped (negative) counts.
+TEST(Plan, HugeShapesAreRefusedNotWrapped) {
+  const DeviceDesc dev = test::phoenix();
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  EXPECT_THROW(make_plan(dev, {kMax, 1, 1, DType::BF16}, {64, 64, 64}, 4), InputError);
+  EXPECT_THROW(make_plan(dev, {1 << 30, 1 << 30, std::int64_t(1) << 40, DType::BF16}, {32, 32, 32}, 4, 32), InputError);
+  EXPECT_THROW(make_plan(dev, {std::int64_t(1) << 40, std::int64_t(1) << 40, std::int64_t(1) << 40, DType::BF16},
+                         {64, 64, 64}, 4),
+               InputError);
+  const Plan ok = make_plan(dev, {1 << 20, 1 << 20, 1 << 20, DType::BF16}, {64, 64, 64}, 4);
+  for (const auto& t : ok.transfers) EXPECT_GT(t.count, 0) << t.level << " " << t.operand;
 }
 
 TEST(Plan, CandidatesAllFitAndCoverBothColumnCounts) {

@@ -15,6 +15,13 @@ using test::build_xclbin;
 using test::XclbinSpec;
 
 template <class T>
+T peek(const std::vector<std::uint8_t>& b, std::size_t at) {
+  T v;
+  std::memcpy(&v, b.data() + at, sizeof v);
+  return v;
+}
+
+template <class T>
 void poke(std::vector<std::uint8_t>& b, std::size_t at, T v) {
   std::memcpy(b.data() + at, &v, sizeof v);
 }
@@ -144,6 +151,29 @@ TEST(Xclbin, RandomCorruptionNeverCrashes) {
     }
   }
   EXPECT_GT(rejected, 0);
+}
+
+// Arrays pointing at the same bytes (found by a 39 KB file taking 41 s and
+// 6.7 GB): the partition's arrays together may not claim more than the section.
+TEST(Xclbin, OverlappingPartitionArraysAreRefused) {
+  test::XclbinLayout lay;
+  auto b = build_xclbin(XclbinSpec{}, &lay);
+  const std::size_t p = lay.partition_offset;
+  std::uint64_t size = 0;
+  const std::uint32_t sections = peek<std::uint32_t>(b, 448);
+  for (std::uint32_t i = 0; i < sections; ++i)
+    if (peek<std::uint64_t>(b, 456 + 40 * i + 24) == p) size = peek<std::uint64_t>(b, 456 + 40 * i + 32);
+  ASSERT_GT(size, 0u);
+  EXPECT_NO_THROW(parse_xclbin(b, "good.xclbin"));
+  const std::size_t pdi = p + peek<std::uint32_t>(b, p + 124);
+  poke<std::uint32_t>(b, pdi + 16, std::uint32_t(size));  // the image is the whole section, header included
+  poke<std::uint32_t>(b, pdi + 20, 0);
+  try {
+    parse_xclbin(b, "overlap.xclbin");
+    ADD_FAILURE() << "accepted an image overlapping the partition header";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("overlaps"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Xclbin, LoadFromMissingFile) { EXPECT_THROW(load_xclbin("/nonexistent/x.xclbin"), InputError); }
