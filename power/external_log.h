@@ -24,7 +24,6 @@ class PowerLogParser {
   void feed(const char* data, std::size_t n, std::vector<Sample>& out);
   // Parses a final line without a newline (end of a finished file).
   void finish(std::vector<Sample>& out);
-  bool has_clock() const { return clock_ != Clock::Unknown; }
   std::size_t dropped_out_of_order() const { return dropped_; }
 
  private:

@@ -31,7 +31,6 @@ void ChangeTracker::observe(double value, std::int64_t t_ns) {
   prev_ = value;
   const std::int64_t n = changes_.load(std::memory_order_relaxed) + 1;
   if (first_change_ns_ < 0) first_change_ns_ = t_ns;
-  last_change_ns_.store(t_ns, std::memory_order_relaxed);
   changes_.store(n, std::memory_order_relaxed);
   if (n >= 2) interval_s_.store(double(t_ns - first_change_ns_) * 1e-9 / double(n - 1), std::memory_order_relaxed);
 }

@@ -19,14 +19,12 @@ class ChangeTracker {
   void observe(double value, std::int64_t t_ns);
   // 0 while fewer than two changes were seen.
   double interval_s() const { return interval_s_.load(std::memory_order_relaxed); }
-  std::int64_t last_change_ns() const { return last_change_ns_.load(std::memory_order_relaxed); }
   std::int64_t changes() const { return changes_.load(std::memory_order_relaxed); }
 
  private:
   bool have_prev_ = false;
   double prev_ = 0;
   std::int64_t first_change_ns_ = -1;
-  std::atomic<std::int64_t> last_change_ns_{-1};
   std::atomic<std::int64_t> changes_{0};
   std::atomic<double> interval_s_{0};
 };
@@ -42,7 +40,6 @@ class SourceBase : public PowerSource {
   bool interval_measured() const override { return tracker_.interval_s() > 0; }
   std::string last_error() const override;
   double nominal_interval_s() const { return nominal_interval_s_; }
-  const ChangeTracker& tracker() const { return tracker_; }
 
  protected:
   void set_error(std::string e);

@@ -46,12 +46,6 @@ std::vector<GemmShape> square_shapes() {
   return v;
 }
 
-double gpt2_step_gemm_flop(const Gpt2GemmConfig& cfg) {
-  double f = 0;
-  for (const auto& s : gpt2_gemm_shapes(cfg)) f += s.count_per_step * s.desc.flop();
-  return f;
-}
-
 static std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);

@@ -24,7 +24,5 @@ std::vector<GemmShape> square_shapes();  // 256, 512, 1024, 2048, 4096
 // "gpt2-124m" | "square" | "M,N,K[;M,N,K..]" (optionally ",NT"-style layout suffix).
 // Throws InputError naming `flag` on a malformed list.
 std::vector<GemmShape> parse_shapes(const std::string& spec, const std::string& flag);
-// FLOPs of all GEMMs of one training step for the config (sum count x flop).
-double gpt2_step_gemm_flop(const Gpt2GemmConfig& cfg);
 
 }  // namespace flopwatt

@@ -54,7 +54,6 @@ Progress::Progress(std::optional<bool> enabled, std::FILE* out)
 
 Progress::~Progress() { clear(); }
 
-void Progress::restart_clock() { t0_ns_ = monotonic_ns(); }
 
 double Progress::elapsed_s() const { return double(monotonic_ns() - t0_ns_) * 1e-9; }
 

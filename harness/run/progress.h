@@ -35,7 +35,6 @@ class Progress {
   void status(const std::string& line);
   // Erases the line, so ordinary output can be printed; the next update redraws it.
   void clear();
-  void restart_clock();
   double elapsed_s() const;
 
  private:

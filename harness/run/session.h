@@ -1,6 +1,7 @@
-// One run's output directory: run.json (rewritten atomically after every
-// measurement), measurements.csv and samples.csv (appended), so an interrupted
-// run always leaves valid files.
+// One run's output directory: run.json and measurements.csv are rewritten
+// whole and replaced atomically after every measurement (by the json and csv
+// writers), samples.csv is appended, so an interrupted run always leaves
+// valid files.
 #pragma once
 #include <atomic>
 #include <memory>

@@ -111,7 +111,6 @@ void SimBackend::gemm(const GemmDesc& d, const void* A, const void* B, void* C) 
   const double reconf = residency_->switch_to(pl.design_key());
   if (!opts_.timing_only) simulate_gemm(d, A, B, C, pl.tile.k, pl.commands > 1 ? pl.k_chunk : 0);
   const HostSide host{d.dtype_in, d.beta != 0.0f, host_copy_bytes_per_s()};
-  last_plan_ = pl;
   last_timing_ = model_time(dev, pl, host, reconf);
   last_energy_ = model_energy(dev, pl, *last_timing_);
 }
@@ -124,13 +123,6 @@ std::optional<Breakdown> SimBackend::last_breakdown() const {
 std::optional<std::pair<std::string, double>> SimBackend::last_modelled_energy_j() const {
   if (!last_energy_) return std::nullopt;
   return std::make_pair("npu-model:" + device_name_, last_energy_->j);
-}
-
-void SimBackend::reset_device_state() {
-  if (dev_) residency_ = std::make_unique<DesignResidency>(*dev_, opts_.reconfig);
-  last_plan_.reset();
-  last_timing_.reset();
-  last_energy_.reset();
 }
 
 std::vector<std::pair<std::string, std::string>> SimBackend::notes() const {

@@ -56,11 +56,8 @@ class SimBackend : public Backend {
   // The plan gemm() would use for d (cached per shape).
   const Plan& plan_for(const GemmDesc& d);
   // Last call's details.
-  const std::optional<Plan>& last_plan() const { return last_plan_; }
   const std::optional<SimTiming>& last_timing() const { return last_timing_; }
   const std::optional<SimEnergy>& last_energy() const { return last_energy_; }
-  // Forgets the loaded design, so the next call pays the first load again.
-  void reset_device_state();
   void set_ignored_settings(std::string s) { env_problems_ = std::move(s); }
   double host_copy_bytes_per_s();
 
@@ -73,7 +70,6 @@ class SimBackend : public Backend {
   std::unique_ptr<DesignResidency> residency_;
   std::map<std::string, Plan> plans_;
   std::map<int, SingleDesign> chosen_single_;  // by output type, when opts_.single is unset
-  std::optional<Plan> last_plan_;
   std::optional<SimTiming> last_timing_;
   std::optional<SimEnergy> last_energy_;
 };

@@ -16,7 +16,6 @@ struct Config {
   int L = 12;
   int NH = 12;
   int C = 768;
-  int head_size() const { return C / NH; }
   bool operator==(const Config&) const = default;
 };
 

@@ -168,11 +168,6 @@ void Model::ensure_grads() {
   grads_fresh_ = false;                   // zeros are a valid accumulation start
 }
 
-std::int64_t Model::bytes_allocated() const {
-  return 4 * (params_.size() + grads_.size() + m_.size() + v_.size() + acts_.size() + gacts_.size()) +
-         2 * params16_.size() + 4 * tokens_.size();
-}
-
 void Model::forward(const int* inputs, const int* targets, int B, int T) {
   ensure_activations(B, T);
   const int C = cfg_.C, L = cfg_.L, NH = cfg_.NH, V = cfg_.V, Vp = cfg_.Vp;

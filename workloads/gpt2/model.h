@@ -77,7 +77,6 @@ class Model {
   int batch() const { return B_; }
   int seq() const { return T_; }
 
-  std::int64_t bytes_allocated() const;
 
  private:
   float* act(ActId id, int layer = 0) const;
