@@ -19,9 +19,31 @@
 
 namespace flopwatt {
 
+using gpt2::Op;
+
+struct Gpt2Runner::StepRecord {
+  int step;
+  std::int64_t t0, t1;
+  double seconds;  // wall time, with simulated GEMM time in place of the host's simulation time
+  float loss;
+  double modelled_j;
+  std::vector<gpt2::OpRecord> ops;
+};
+
+struct Gpt2Runner::OpRow {
+  Op op;
+  int layer;  // -1: total over layers
+  std::vector<double> step_s;
+  Breakdown bd;
+  bool has_bd = false;
+  double modelled_j = 0;
+  std::vector<std::pair<std::int64_t, std::int64_t>> intervals;
+};
+
 namespace {
 
-using gpt2::Op;
+using StepRecord = Gpt2Runner::StepRecord;
+using OpRow = Gpt2Runner::OpRow;
 
 // How per-op energy is attributed; recorded in the context so a reader knows.
 constexpr const char* kPerOpEnergyMethod =
@@ -68,15 +90,6 @@ std::unique_ptr<Backend> pick_backend(const std::string& name) {
                      "pass a single backend name from `flopwatt backends`");
   return std::move(v.front());  // select_backends refused it if it cannot run
 }
-
-struct StepRecord {
-  int step;
-  std::int64_t t0, t1;
-  double seconds;  // wall time, with simulated GEMM time in place of the host's simulation time
-  float loss;
-  double modelled_j;
-  std::vector<gpt2::OpRecord> ops;
-};
 
 // Energy of a set of intervals: per source, the sum of the interval windows;
 // net from the run's idle baseline; low confidence when the intervals are too
@@ -147,15 +160,35 @@ std::optional<Shape> linear_shape(Op op, const gpt2::Config& c, int B, int T) {
   }
 }
 
-struct OpRow {
-  Op op;
-  int layer;  // -1: total over layers
-  std::vector<double> step_s;
-  Breakdown bd;
-  bool has_bd = false;
-  double modelled_j = 0;
-  std::vector<std::pair<std::int64_t, std::int64_t>> intervals;
-};
+// Per (op, layer), ordered by the ops' execution order; layer -1 is the total
+// over layers (or the op itself outside the layer stack).
+std::map<std::pair<int, int>, OpRow> collect_op_rows(const std::vector<const StepRecord*>& measured, bool per_layer) {
+  std::map<std::pair<int, int>, OpRow> rows;
+  for (std::size_t k = 0; k < measured.size(); ++k) {
+    for (const auto& r : measured[k]->ops) {
+      auto add = [&](int layer) {
+        OpRow& row = rows[{int(r.op), layer}];
+        row.op = r.op;
+        row.layer = layer;
+        if (row.step_s.size() < measured.size()) row.step_s.resize(measured.size(), 0.0);
+        row.step_s[k] += r.seconds();
+        row.intervals.emplace_back(r.t0_ns, r.t1_ns);
+        row.modelled_j += r.modelled_j;
+        if (r.has_breakdown) {
+          row.has_bd = true;
+          row.bd.copy_in += r.breakdown.copy_in;
+          row.bd.compute += r.breakdown.compute;
+          row.bd.copy_out += r.breakdown.copy_out;
+          row.bd.submit += r.breakdown.submit;
+          row.bd.reconfigure += r.breakdown.reconfigure;
+        }
+      };
+      add(-1);
+      if (per_layer && r.layer >= 0) add(r.layer);
+    }
+  }
+  return rows;
+}
 
 // other_s: the step time no op accounts for (timer overhead, glue), median over steps.
 void print_table(std::FILE* f, const std::vector<Measurement>& rows, const Measurement& step, double other_s,
@@ -239,35 +272,25 @@ nlohmann::json Gpt2Runner::context() const {
        backend_->simulated() ? "GEMM time is the backend's modelled device time, not host time" : ""}};
 }
 
-bool Gpt2Runner::train(OpenRun& run, double sample_period_s, std::FILE* out) {
-  gpt2::Model& model = this->model();
+Measurement Gpt2Runner::base(const std::string& op) const {
+  Measurement m;
+  m.workload = "gpt2";
+  m.op = op;
+  m.backend = backend_->name();
+  m.dtype = std::string(to_string(o_.dtype));
+  m.threads = omp_get_max_threads();
+  return m;
+}
+
+bool Gpt2Runner::run_steps(OpenRun& run, gpt2::Profiler& prof, std::vector<StepRecord>& steps, std::FILE* out) {
+  gpt2::Model& model = *model_;
   const int B = o_.batch, T = o_.seq;
-  const std::string dtype(to_string(o_.dtype));
   const bool simulated = backend_->simulated();
-  const int threads = omp_get_max_threads();
   EnergyMeter& meter = *run.meter;
   Session& session = *run.session;
-  const auto headline = session.run().headline_source;
   // Slow gauges make each window wait for the next sample: with them, step
   // energies are filled in after the last step instead of after each one.
   const bool defer_energy = meter.slowest_gauge_interval_s() > 0.1;
-  fmt::print(out, "gpt2 {} ({} parameters), B={} T={}, {} GEMMs on {}{}, {} threads, {:.4g} GFLOP/step\n",
-             gpt2::describe(cfg_), model.num_params(), B, T, dtype, backend_->name(), simulated ? " [simulated]" : "",
-             threads, step_flop_ * 1e-9);
-
-  auto base = [&](const std::string& op) {
-    Measurement m;
-    m.workload = "gpt2";
-    m.op = op;
-    m.backend = backend_->name();
-    m.dtype = dtype;
-    m.threads = threads;
-    return m;
-  };
-
-  gpt2::Profiler prof;
-  model.set_profiler(&prof);
-  std::vector<StepRecord> steps;
   std::vector<std::size_t> step_rows;  // indices of the step measurements in the session
   std::vector<int> in, tg;
   bool interrupted = false;
@@ -321,105 +344,105 @@ bool Gpt2Runner::train(OpenRun& run, double sample_period_s, std::FILE* out) {
       session.run().measurements[step_rows[i]].energy = meter.window(steps[i].t0, steps[i].t1, step_flop_);
     session.save();
   }
+  return !interrupted;
+}
+
+Measurement Gpt2Runner::op_measurement(const OpRow& row, const gpt2::Profiler& prof, OpenRun& run,
+                                       double sample_period_s) const {
+  const gpt2::OpInfo& info = gpt2::op_info(row.op);
+  const gpt2::OpCost cost = gpt2::op_cost(row.op, cfg_, o_.batch, o_.seq, o_.dtype);
+  const int n = row.layer >= 0 ? std::max(1, info.per_layer) : gpt2::op_occurrences(row.op, cfg_);
+  Measurement m = base(info.name);
+  if (*info.pass) m.pass = std::string(info.pass);
+  if (row.layer >= 0) m.layer = row.layer;
+  m.count_per_step = n;
+  m.shape = linear_shape(row.op, cfg_, o_.batch, o_.seq);
+  // A backward op runs two GEMMs (NN and TN): no single layout.
+  if (info.gemm && std::string(info.pass) == "fwd") m.layout = "NT";
+  m.simulated = info.gemm && backend_->simulated();
+  m.reps = int(row.step_s.size());
+  m.rep_times_s = row.step_s;
+  m.time_s = summarize(row.step_s);
+  m.flop = n * cost.flop;
+  m.bytes = n * cost.bytes;
+  m.flop_per_s = m.time_s.median > 0 ? m.flop / m.time_s.median : 0;
+  if (row.has_bd) {
+    const double k = 1.0 / m.reps;
+    m.breakdown_s = Breakdown{row.bd.copy_in * k, row.bd.compute * k, row.bd.copy_out * k, row.bd.submit * k,
+                              row.bd.reconfigure * k};
+  }
+  if (m.simulated) {
+    if (!prof.modelled_source.empty() && row.modelled_j > 0)
+      m.energy[prof.modelled_source] = modelled_figures(row.modelled_j, m.time_s.total, m.flop * m.reps);
+  } else {
+    m.energy = interval_energy(*run.meter, run.session->run(), row.intervals, m.flop * m.reps, sample_period_s);
+  }
+  return m;
+}
+
+Measurement Gpt2Runner::steps_measurement(const std::vector<const StepRecord*>& measured, const gpt2::Profiler& prof,
+                                          OpenRun& run, double sample_period_s) const {
+  Measurement m = base("step");
+  m.reps = int(measured.size());
+  for (const auto* s : measured) m.rep_times_s.push_back(s->seconds);
+  m.time_s = summarize(m.rep_times_s);
+  m.flop = step_flop_;
+  m.bytes = step_bytes_;
+  m.flop_per_s = m.time_s.median > 0 ? step_flop_ / m.time_s.median : 0;
+  m.loss = measured.back()->loss;
+  m.count_per_step = 1;
+  m.simulated = backend_->simulated();
+  if (m.simulated) {
+    double j = 0;
+    for (const auto* s : measured) j += s->modelled_j;
+    if (!prof.modelled_source.empty())
+      m.energy[prof.modelled_source] = modelled_step_figures(j, m.time_s.total, gemm_flop_ * m.reps);
+  } else {
+    // The steps' own windows, not one window from the first to the last: the
+    // time between steps (writing run.json) is not training.
+    std::vector<std::pair<std::int64_t, std::int64_t>> iv;
+    for (const auto* s : measured) iv.emplace_back(s->t0, s->t1);
+    m.energy = interval_energy(*run.meter, run.session->run(), iv, step_flop_ * m.reps, sample_period_s);
+  }
+  return m;
+}
+
+bool Gpt2Runner::train(OpenRun& run, double sample_period_s, std::FILE* out) {
+  gpt2::Model& model = this->model();
+  fmt::print(out, "gpt2 {} ({} parameters), B={} T={}, {} GEMMs on {}{}, {} threads, {:.4g} GFLOP/step\n",
+             gpt2::describe(cfg_), model.num_params(), o_.batch, o_.seq, to_string(o_.dtype), backend_->name(),
+             backend_->simulated() ? " [simulated]" : "", omp_get_max_threads(), step_flop_ * 1e-9);
+  gpt2::Profiler prof;
+  model.set_profiler(&prof);
+  std::vector<StepRecord> steps;
+  const bool complete = run_steps(run, prof, steps, out);
 
   // Per-op rows over the steps after warm-up.
   std::vector<const StepRecord*> measured;
   for (const auto& s : steps)
     if (s.step >= o_.warmup) measured.push_back(&s);
-  std::vector<Measurement> table;
+  Session& session = *run.session;
   if (!measured.empty()) {
-    std::map<std::pair<int, int>, OpRow> rows;  // (op, layer) -> row, ordered by execution order of ops
-    for (std::size_t k = 0; k < measured.size(); ++k) {
-      for (const auto& r : measured[k]->ops) {
-        auto add = [&](int layer) {
-          OpRow& row = rows[{int(r.op), layer}];
-          row.op = r.op;
-          row.layer = layer;
-          if (row.step_s.size() < measured.size()) row.step_s.resize(measured.size(), 0.0);
-          row.step_s[k] += r.seconds();
-          row.intervals.emplace_back(r.t0_ns, r.t1_ns);
-          row.modelled_j += r.modelled_j;
-          if (r.has_breakdown) {
-            row.has_bd = true;
-            row.bd.copy_in += r.breakdown.copy_in;
-            row.bd.compute += r.breakdown.compute;
-            row.bd.copy_out += r.breakdown.copy_out;
-            row.bd.submit += r.breakdown.submit;
-            row.bd.reconfigure += r.breakdown.reconfigure;
-          }
-        };
-        add(-1);  // the total over layers (or the op itself outside the layer stack)
-        if (o_.per_layer && r.layer >= 0) add(r.layer);
+    const auto rows = collect_op_rows(measured, o_.per_layer);
+    std::vector<Measurement> table;
+    std::vector<double> other(measured.size());  // step time no op accounts for
+    for (std::size_t k = 0; k < measured.size(); ++k) other[k] = measured[k]->seconds;
+    for (const auto& [key, row] : rows) {
+      Measurement m = op_measurement(row, prof, run, sample_period_s);
+      if (row.layer < 0) {
+        for (std::size_t k = 0; k < measured.size(); ++k) other[k] -= row.step_s[k];
+        table.push_back(m);
       }
-    }
-    for (auto& [key, row] : rows) {
-      const gpt2::OpInfo& info = gpt2::op_info(row.op);
-      const gpt2::OpCost cost = gpt2::op_cost(row.op, cfg_, B, T, o_.dtype);
-      const int n = row.layer >= 0 ? std::max(1, info.per_layer) : gpt2::op_occurrences(row.op, cfg_);
-      Measurement m = base(info.name);
-      if (*info.pass) m.pass = std::string(info.pass);
-      if (row.layer >= 0) m.layer = row.layer;
-      m.count_per_step = n;
-      m.shape = linear_shape(row.op, cfg_, B, T);
-      // A backward op runs two GEMMs (NN and TN): no single layout.
-      if (info.gemm && std::string(info.pass) == "fwd") m.layout = "NT";
-      m.simulated = info.gemm && simulated;
-      m.reps = int(measured.size());
-      m.rep_times_s = row.step_s;
-      m.time_s = summarize(row.step_s);
-      m.flop = n * cost.flop;
-      m.bytes = n * cost.bytes;
-      m.flop_per_s = m.time_s.median > 0 ? m.flop / m.time_s.median : 0;
-      if (row.has_bd) {
-        const double k = 1.0 / m.reps;
-        m.breakdown_s = Breakdown{row.bd.copy_in * k, row.bd.compute * k, row.bd.copy_out * k, row.bd.submit * k,
-                                  row.bd.reconfigure * k};
-      }
-      if (m.simulated) {
-        if (!prof.modelled_source.empty() && row.modelled_j > 0)
-          m.energy[prof.modelled_source] = modelled_figures(row.modelled_j, m.time_s.total, m.flop * m.reps);
-      } else {
-        m.energy = interval_energy(meter, session.run(), row.intervals, m.flop * m.reps, sample_period_s);
-      }
-      if (row.layer < 0) table.push_back(m);
       session.add(std::move(m));
     }
     // The headline: every step after warm-up as one measurement.
-    Measurement m = base("step");
-    m.reps = int(measured.size());
-    for (const auto* s : measured) m.rep_times_s.push_back(s->seconds);
-    m.time_s = summarize(m.rep_times_s);
-    m.flop = step_flop_;
-    m.bytes = step_bytes_;
-    m.flop_per_s = m.time_s.median > 0 ? step_flop_ / m.time_s.median : 0;
-    m.loss = measured.back()->loss;
-    m.count_per_step = 1;
-    m.simulated = simulated;
-    if (simulated) {
-      double j = 0;
-      for (const auto* s : measured) j += s->modelled_j;
-      if (!prof.modelled_source.empty())
-        m.energy[prof.modelled_source] = modelled_step_figures(j, m.time_s.total, gemm_flop_ * m.reps);
-    } else {
-      // The steps' own windows, not one window from the first to the last: the
-      // time between steps (writing run.json) is not training.
-      std::vector<std::pair<std::int64_t, std::int64_t>> iv;
-      for (const auto* s : measured) iv.emplace_back(s->t0, s->t1);
-      m.energy = interval_energy(meter, session.run(), iv, step_flop_ * m.reps, sample_period_s);
-    }
+    const Measurement m = steps_measurement(measured, prof, run, sample_period_s);
     session.add(m);
-    std::vector<double> other;
-    for (std::size_t k = 0; k < measured.size(); ++k) {
-      double ops = 0;
-      for (const auto& [key, row] : rows)
-        if (row.layer < 0) ops += row.step_s[k];
-      other.push_back(measured[k]->seconds - ops);
-    }
-    print_table(out, table, m, quantile(other, 0.5), !m.energy.empty(), headline);
+    print_table(out, table, m, quantile(other, 0.5), !m.energy.empty(), session.run().headline_source);
   }
-  session.add_samples(meter.drain_samples());
+  session.add_samples(run.meter->drain_samples());
   model.set_profiler(nullptr);  // prof ends here; the model may outlive this call (run gpt2 --save)
-  return !interrupted;
+  return complete;
 }
 
 }  // namespace flopwatt

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -55,7 +56,18 @@ class Gpt2Runner {
   // Returns false when g_interrupted stopped it; what was measured stays.
   bool train(OpenRun& r, double sample_period_s, std::FILE* out);
 
+  struct StepRecord;  // one training step: times, loss, the profiler's op records
+  struct OpRow;       // one op (and layer) over the measured steps
+
  private:
+  Measurement base(const std::string& op) const;
+  // The training loop: one "step" measurement per step; false when interrupted.
+  bool run_steps(OpenRun& run, gpt2::Profiler& prof, std::vector<StepRecord>& steps, std::FILE* out);
+  Measurement op_measurement(const OpRow& row, const gpt2::Profiler& prof, OpenRun& run,
+                             double sample_period_s) const;
+  Measurement steps_measurement(const std::vector<const StepRecord*>& measured, const gpt2::Profiler& prof,
+                                OpenRun& run, double sample_period_s) const;
+
   Gpt2Options o_;
   gpt2::Config cfg_;
   std::unique_ptr<Backend> backend_;
