@@ -477,9 +477,9 @@ std::string report_csv(const std::vector<LoadedRun>& runs, const ReportOptions& 
   return os.str();
 }
 
-std::string report_markdown(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
-  std::ostringstream os;
-  os << "# flopwatt report\n\n";
+namespace {
+
+void md_runs_table(std::ostringstream& os, const std::vector<LoadedRun>& runs, const ReportOptions& o) {
   os << "| # | run | run id | complete | CPU | threads | power | FLOP/J from |\n|---|---|---|---|---|---|---|---|\n";
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
@@ -489,6 +489,113 @@ std::string report_markdown(const std::vector<LoadedRun>& runs, const ReportOpti
                       r.run.complete ? "yes" : "**no**", md_escape(context_text(c, "cpu")),
                       c.contains("threads") ? c["threads"].dump() : "?", power_text(r), used_sources(r.run));
   }
+}
+
+void md_multi_header(std::ostringstream& os, std::size_t n, std::size_t baseline) {
+  os << "| configuration | backend |";
+  for (std::size_t r = 0; r < n; ++r) os << " " << r + 1 << ": GFLOP/s |";
+  for (std::size_t r = 0; r < n; ++r)
+    if (r != baseline) os << " " << r + 1 << "/" << baseline + 1 << " FLOP/s |";
+  for (std::size_t r = 0; r < n; ++r) os << " " << r + 1 << ": GFLOP/J |";
+  for (std::size_t r = 0; r < n; ++r)
+    if (r != baseline) os << " " << r + 1 << "/" << baseline + 1 << " FLOP/J |";
+  os << "\n|---|---|";
+  for (std::size_t k = 0; k < 4 * n - 2; ++k) os << "---|";
+  os << "\n";
+}
+
+// One configuration across several runs: rates, rate ratios, FLOP/J and FLOP/J
+// ratios; ratio_sources collects the sources of ratios marked *.
+void md_multi_row(std::ostringstream& os, const Row& row, const std::vector<LoadedRun>& runs, const ReportOptions& o,
+                  std::set<std::string>& ratio_sources) {
+  const bool across = o.across_backends;  // the backend column lists several; cells say which is simulated
+  os << "| " << md_escape(config_label(*row.first)) << " | " << row.backend
+     << (row.first->simulated && !across ? " (sim)" : "") << " |";
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const Measurement* x = row.per_run[r];
+    if (x)
+      os << fmt::format(" {} [{}-{}]{} |", giga(x->flop_per_s), giga(rate_at(*x, x->time_s.p90)),
+                        giga(rate_at(*x, x->time_s.p10)), x->simulated && across ? " (sim)" : "");
+    else
+      os << (row.skipped[r].empty() ? " - |" : " skipped |");
+  }
+  const Measurement* base = row.per_run[o.baseline];
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    if (r == o.baseline) continue;
+    const auto rr = row.per_run[r] && base ? rate_ratio(*row.per_run[r], *base) : std::nullopt;
+    os << (rr ? fmt::format(" {} [{}-{}] |", g3(rr->ratio), g3(rr->ci95[0]), g3(rr->ci95[1])) : " - |");
+  }
+  std::vector<std::optional<std::string>> srcs(runs.size());
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const Measurement* x = row.per_run[r];
+    srcs[r] = x ? pick_energy_source(runs[r].run, *x, on_mains(runs[r].run)) : std::nullopt;
+    const auto v = x ? fpj(*x, srcs[r]) : std::nullopt;
+    const bool low = v && x->energy.at(*srcs[r]).confidence == "low";
+    if (v) os << ' ' << giga(*v) << (low ? "?" : "") << " |";
+    else os << " - |";
+  }
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    if (r == o.baseline) continue;
+    const Measurement* x = row.per_run[r];
+    const auto shared = x && base ? shared_energy_source(runs[r].run, *x, runs[o.baseline].run, *base) : std::nullopt;
+    const auto a = x ? fpj(*x, shared) : std::nullopt;
+    const auto b = base ? fpj(*base, shared) : std::nullopt;
+    if (a && b && *b > 0) {
+      // Marked when the ratio's source is not the one both columns show.
+      const bool other = shared != srcs[r] || shared != srcs[o.baseline];
+      os << ' ' << g3(*a / *b) << (other ? "*" : "") << " |";
+      if (other) ratio_sources.insert(*shared);
+    } else {
+      os << " - |";
+    }
+  }
+  os << "\n";
+}
+
+// One run: each configuration's backends against the configuration's baseline backend.
+void md_single_table(std::ostringstream& os, const Run& run, const std::vector<Row>& rows, const std::string& w) {
+  os << "| configuration | backend | GFLOP/s | speedup | GFLOP/J | energy source | verified |\n"
+        "|---|---|---|---|---|---|---|\n";
+  // Baseline backend per configuration, among the backends that ran it.
+  std::map<std::string, std::vector<std::string>> backends_of;
+  std::map<std::pair<std::string, std::string>, const Measurement*> by;
+  for (const Row& row : rows)
+    if (row.per_run[0]) {
+      backends_of[row.key].push_back(row.backend);
+      by[{row.key, row.backend}] = row.per_run[0];
+    }
+  for (const Row& row : rows) {
+    if (row.first->workload != w) continue;
+    os << "| " << md_escape(config_label(*row.first)) << " | " << row.backend
+       << (row.first->simulated ? " (sim)" : "") << " |";
+    const Measurement* x = row.per_run[0];
+    if (!x) {
+      os << " skipped: " << md_escape(row.skipped[0]) << " | | | | |\n";
+      continue;
+    }
+    os << fmt::format(" {} [{}-{}] |", giga(x->flop_per_s), giga(rate_at(*x, x->time_s.p90)),
+                      giga(rate_at(*x, x->time_s.p10)));
+    const std::string bb = baseline_backend(backends_of[row.key]);
+    if (bb == row.backend || backends_of[row.key].size() < 2) {
+      os << " (baseline) |";
+    } else {
+      const auto rr = rate_ratio(*x, *by[{row.key, bb}]);
+      os << (rr ? fmt::format(" {} [{}-{}] vs {} |", g3(rr->ratio), g3(rr->ci95[0]), g3(rr->ci95[1]), bb) : " - |");
+    }
+    const auto src = pick_energy_source(run, *x, on_mains(run));
+    const auto v = fpj(*x, src);
+    const bool low = v && x->energy.at(*src).confidence == "low";
+    os << (v ? " " + giga(*v) + (low ? " (low confidence)" : "") : std::string(" -")) << " | "
+       << (src ? *src : "-") << " | " << (x->verified ? (*x->verified ? "yes" : "**FAILED**") : "-") << " |\n";
+  }
+}
+
+}  // namespace
+
+std::string report_markdown(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
+  std::ostringstream os;
+  os << "# flopwatt report\n\n";
+  md_runs_table(os, runs, o);
   const std::vector<Row> rows = build_rows(runs, o.across_backends && runs.size() > 1);
   const bool multi = runs.size() > 1;
   os << "\n";
@@ -507,101 +614,13 @@ std::string report_markdown(const std::vector<LoadedRun>& runs, const ReportOpti
       workloads.push_back(row.first->workload);
   for (const auto& w : workloads) {
     os << "\n## " << w << "\n\n";
-    if (multi) {
-      os << "| configuration | backend |";
-      for (std::size_t r = 0; r < runs.size(); ++r) os << " " << r + 1 << ": GFLOP/s |";
-      for (std::size_t r = 0; r < runs.size(); ++r)
-        if (r != o.baseline) os << " " << r + 1 << "/" << o.baseline + 1 << " FLOP/s |";
-      for (std::size_t r = 0; r < runs.size(); ++r) os << " " << r + 1 << ": GFLOP/J |";
-      for (std::size_t r = 0; r < runs.size(); ++r)
-        if (r != o.baseline) os << " " << r + 1 << "/" << o.baseline + 1 << " FLOP/J |";
-      os << "\n|---|---|";
-      for (std::size_t k = 0; k < 4 * runs.size() - 2; ++k) os << "---|";
-      os << "\n";
-      for (const Row& row : rows) {
-        if (row.first->workload != w) continue;
-        const bool across = o.across_backends;  // the backend column lists several; cells say which is simulated
-        os << "| " << md_escape(config_label(*row.first)) << " | " << row.backend
-           << (row.first->simulated && !across ? " (sim)" : "") << " |";
-        for (std::size_t r = 0; r < runs.size(); ++r) {
-          const Measurement* x = row.per_run[r];
-          if (x)
-            os << fmt::format(" {} [{}-{}]{} |", giga(x->flop_per_s), giga(rate_at(*x, x->time_s.p90)),
-                              giga(rate_at(*x, x->time_s.p10)), x->simulated && across ? " (sim)" : "");
-          else
-            os << (row.skipped[r].empty() ? " - |" : " skipped |");
-        }
-        const Measurement* base = row.per_run[o.baseline];
-        for (std::size_t r = 0; r < runs.size(); ++r) {
-          if (r == o.baseline) continue;
-          const auto rr = row.per_run[r] && base ? rate_ratio(*row.per_run[r], *base) : std::nullopt;
-          os << (rr ? fmt::format(" {} [{}-{}] |", g3(rr->ratio), g3(rr->ci95[0]), g3(rr->ci95[1])) : " - |");
-        }
-        std::vector<std::optional<std::string>> srcs(runs.size());
-        for (std::size_t r = 0; r < runs.size(); ++r) {
-          const Measurement* x = row.per_run[r];
-          srcs[r] = x ? pick_energy_source(runs[r].run, *x, on_mains(runs[r].run)) : std::nullopt;
-          const auto v = x ? fpj(*x, srcs[r]) : std::nullopt;
-          const bool low = v && x->energy.at(*srcs[r]).confidence == "low";
-          if (v) os << ' ' << giga(*v) << (low ? "?" : "") << " |";
-          else os << " - |";
-        }
-        for (std::size_t r = 0; r < runs.size(); ++r) {
-          if (r == o.baseline) continue;
-          const Measurement* x = row.per_run[r];
-          const auto shared = x && base ? shared_energy_source(runs[r].run, *x, runs[o.baseline].run, *base)
-                                        : std::nullopt;
-          const auto a = x ? fpj(*x, shared) : std::nullopt;
-          const auto b = base ? fpj(*base, shared) : std::nullopt;
-          if (a && b && *b > 0) {
-            // Marked when the ratio's source is not the one both columns show.
-            const bool other = shared != srcs[r] || shared != srcs[o.baseline];
-            os << ' ' << g3(*a / *b) << (other ? "*" : "") << " |";
-            if (other) ratio_sources.insert(*shared);
-          } else {
-            os << " - |";
-          }
-        }
-        os << "\n";
-      }
-    } else {
-      const Run& run = runs[0].run;
-      os << "| configuration | backend | GFLOP/s | speedup | GFLOP/J | energy source | verified |\n"
-            "|---|---|---|---|---|---|---|\n";
-      // Baseline backend per configuration, among the backends that ran it.
-      std::map<std::string, std::vector<std::string>> backends_of;
-      std::map<std::pair<std::string, std::string>, const Measurement*> by;
-      for (const Row& row : rows)
-        if (row.per_run[0]) {
-          backends_of[row.key].push_back(row.backend);
-          by[{row.key, row.backend}] = row.per_run[0];
-        }
-      for (const Row& row : rows) {
-        if (row.first->workload != w) continue;
-        os << "| " << md_escape(config_label(*row.first)) << " | " << row.backend
-           << (row.first->simulated ? " (sim)" : "") << " |";
-        const Measurement* x = row.per_run[0];
-        if (!x) {
-          os << " skipped: " << md_escape(row.skipped[0]) << " | | | | |\n";
-          continue;
-        }
-        os << fmt::format(" {} [{}-{}] |", giga(x->flop_per_s), giga(rate_at(*x, x->time_s.p90)),
-                          giga(rate_at(*x, x->time_s.p10)));
-        const std::string bb = baseline_backend(backends_of[row.key]);
-        if (bb == row.backend || backends_of[row.key].size() < 2) {
-          os << " (baseline) |";
-        } else {
-          const auto rr = rate_ratio(*x, *by[{row.key, bb}]);
-          os << (rr ? fmt::format(" {} [{}-{}] vs {} |", g3(rr->ratio), g3(rr->ci95[0]), g3(rr->ci95[1]), bb)
-                    : " - |");
-        }
-        const auto src = pick_energy_source(run, *x, on_mains(run));
-        const auto v = fpj(*x, src);
-        const bool low = v && x->energy.at(*src).confidence == "low";
-        os << (v ? " " + giga(*v) + (low ? " (low confidence)" : "") : std::string(" -")) << " | "
-           << (src ? *src : "-") << " | " << (x->verified ? (*x->verified ? "yes" : "**FAILED**") : "-") << " |\n";
-      }
+    if (!multi) {
+      md_single_table(os, runs[0].run, rows, w);
+      continue;
     }
+    md_multi_header(os, runs.size(), o.baseline);
+    for (const Row& row : rows)
+      if (row.first->workload == w) md_multi_row(os, row, runs, o, ratio_sources);
   }
   if (!ratio_sources.empty()) {
     std::string list;

@@ -139,13 +139,144 @@ void print_info(const std::string& root, bool json_out) {
   if (json_out) fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
+
+struct PlanOpts {
+  std::string shape, device = "phoenix", dtype = "fp32", out_dtype = "fp32", host = "measure", tile;
+  int cols = 0;
+  bool json = false;
+};
+
+// The plan --tile/--cols force, with the flag at fault and the fix for each reason.
+npu::Plan forced_plan(const PlanOpts& o, const npu::DeviceDesc& dev, const npu::GemmProblem& p) {
+  int m = 0, k = 0, n = 0;
+  if (std::sscanf(o.tile.c_str(), "%d,%d,%d", &m, &k, &n) != 3)
+    throw InputError("--tile", "'" + o.tile + "' is not m,k,n", "for example --tile 64,32,64");
+  if (o.cols < 0) throw InputError("--cols " + std::to_string(o.cols), "must be >= 1 (0: all usable)",
+                                   fmt::format("pass --cols 1..{}", dev.usable_columns));
+  const int cols = o.cols > 0 ? o.cols : dev.usable_columns;
+  try {
+    return npu::make_plan(dev, p, {m, k, n}, cols);
+  } catch (const InputError& e) {
+    const std::string& why = e.problem();
+    if (why.find("columns requested") != std::string::npos)
+      throw InputError("--cols " + std::to_string(cols), why, fmt::format("pass --cols 1..{}", dev.usable_columns));
+    std::string fix = e.fix();
+    if (why.find("must be positive") != std::string::npos) fix = "pass three positive sizes, e.g. --tile 64,32,64";
+    else if (why.find("micro-kernel") != std::string::npos)
+      fix = fmt::format("pass m a multiple of {}, k of {}, n of {}", dev.mmul_r, dev.mmul_s, dev.mmul_t);
+    throw InputError("--tile " + o.tile, why, fix);
+  }
+}
+
+void run_plan(const PlanOpts& o) {
+  const auto shapes = parse_shapes(o.shape, "npu plan");
+  if (shapes.size() != 1) throw InputError("npu plan", "expects one shape M,N,K", "for example 256,2304,768");
+  const GemmDesc& g = shapes.front().desc;
+  const npu::DeviceDesc dev = npu::load_device(o.device);
+  const DType in = dtype_flag(o.dtype, "--dtype"), out = dtype_flag(o.out_dtype, "--out-dtype");
+  const npu::GemmProblem p{g.M, g.N, g.K, out};
+  const npu::Plan plan = o.tile.empty() ? npu::best_plan(dev, p) : forced_plan(o, dev, p);
+  const npu::HostSide host{in, false, host_rate(o.host, dev)};
+  const auto t = npu::model_time(dev, plan, host, 0.0);
+  const auto e = npu::model_energy(dev, plan, t);
+  const double flop = g.flop();
+  if (o.json) {
+    auto j = plan.to_json();
+    j["modelled"] = {{"simulated", true},
+                     {"host_copy_bytes_per_s", host.copy_bytes_per_s},
+                     {"time_s", {{"copy_in", t.copy_in}, {"device", t.device}, {"compute_only", t.compute_only},
+                                 {"copy_out", t.copy_out}, {"submit", t.submit}, {"total", t.total()},
+                                 {"peak_bound", t.peak_bound}}},
+                     {"bound", t.bound},
+                     {"step_cycles", t.step_cycles},
+                     {"flop_per_s", flop / t.total()},
+                     {"energy_j", {{"total", e.j}, {"static", e.static_j}, {"mac", e.mac_j}, {"ddr", e.ddr_j},
+                                   {"l2", e.l2_j}, {"l1", e.l1_j}}},
+                     {"avg_power_w", e.avg_power_w}};
+    fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+  } else {
+    fmt::print("{}", plan.describe());
+    fmt::print("modelled call [simulated; {} operands, host copies at {:.1f} GB/s]\n", to_string(in),
+               host.copy_bytes_per_s / 1e9);
+    fmt::print("  copy_in   {:10.4f} ms\n", t.copy_in * 1e3);
+    fmt::print("  device    {:10.4f} ms  (kernels alone {:.4f} ms; a step takes {:.0f} cycles, bound by {})\n",
+               t.device * 1e3, t.compute_only * 1e3, t.step_cycles, t.bound);
+    fmt::print("  copy_out  {:10.4f} ms\n", t.copy_out * 1e3);
+    fmt::print("  submit    {:10.4f} ms\n", t.submit * 1e3);
+    fmt::print("  total     {:10.4f} ms = {:.3f} TFLOP/s (the device's peak alone would take {:.4f} ms)\n",
+               t.total() * 1e3, flop / t.total() / 1e12, t.peak_bound * 1e3);
+    fmt::print("  energy    {:10.4f} mJ = static {:.4f} + MAC {:.4f} + DDR {:.4f} + L2 {:.4f} + L1 {:.4f}; {:.2f} W, "
+               "{:.1f} GFLOP/J (source npu-model:{})\n",
+               e.j * 1e3, e.static_j * 1e3, e.mac_j * 1e3, e.ddr_j * 1e3, e.l2_j * 1e3, e.l1_j * 1e3,
+               e.avg_power_w, flop / e.j / 1e9, dev.name);
+  }
+}
+
+struct SweepOpts {
+  std::string device = "all", shapes = "gpt2-124m", dtype = "fp32", out_dtype = "fp32", host = "measure", out;
+  bool timing_only = false, numerics = false, no_compare = false;
+};
+
+// --numerics: the simulated numerics on random inputs, for their host time.
+void run_sweep_numerics(const SweepOpts& o, const std::vector<GemmShape>& shapes) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (const auto& name : device_list(o.device)) {
+    npu::SimOptions so;
+    so.host_copy_bytes_per_s = host_rate(o.host, npu::load_device(name));
+    npu::SimBackend b(name, so);
+    for (const auto& s : shapes) {
+      GemmDesc d = s.desc;
+      d.dtype_out = dtype_flag(o.out_dtype, "--out-dtype");
+      std::vector<float> A(std::size_t(d.M * d.K)), B(std::size_t(d.K * d.N)), C(std::size_t(d.M * d.N) * 2);
+      for (auto& x : A) x = u(rng);
+      for (auto& x : B) x = u(rng);
+      const auto n0 = std::chrono::steady_clock::now();
+      b.gemm(d, A.data(), B.data(), C.data());
+      fmt::print("numerics {} {}x{}x{}: {:.3f} s of host time\n", name, d.M, d.N, d.K,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - n0).count());
+    }
+  }
+}
+
+void run_sweep(const SweepOpts& o) {
+  if (o.timing_only && o.numerics) throw InputError("--numerics", "conflicts with --timing-only", "pass one of them");
+  const auto shapes = sweep_shape_list(o.shapes);
+  std::vector<npu::SweepRow> rows;
+  std::vector<npu::StepComparison> cmps;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& name : device_list(o.device)) {
+    const npu::DeviceDesc dev = npu::load_device(name);
+    npu::SweepOptions so;
+    so.out = dtype_flag(o.out_dtype, "--out-dtype");
+    so.host_in = dtype_flag(o.dtype, "--dtype");
+    so.host_copy_bytes_per_s = host_rate(o.host, dev);
+    auto r = npu::sweep_shapes(dev, shapes, so);
+    rows.insert(rows.end(), r.begin(), r.end());
+    bool counted = false;
+    for (const auto& s : shapes) counted = counted || s.count_per_step > 0;
+    if (!o.no_compare && counted) cmps.push_back(npu::compare_step(dev, shapes, so));
+  }
+  const double model_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (shapes.size() <= 200) fmt::print("{}", npu::format_sweep(rows));
+  else fmt::print("{} rows (table omitted above 200 rows; use --out FILE)\n", rows.size());
+  for (const auto& cmp : cmps) fmt::print("\n{}", npu::format_comparison(cmp));
+  fmt::print("\nmodelled {} shape(s) x device(s) in {:.2f} s [timing only, simulated]\n", rows.size(), model_s);
+  if (o.numerics) run_sweep_numerics(o, shapes);
+  if (!o.out.empty()) {
+    const bool json = o.out.size() >= 5 && o.out.compare(o.out.size() - 5, 5, ".json") == 0;
+    OutputDir::parent_of(o.out, "--out")
+        .replace(std::filesystem::path(o.out).filename().string(),
+                 json ? npu::sweep_to_json(rows, cmps).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" : npu::sweep_to_csv(rows));
+    fmt::print("wrote {}\n", o.out);
+  }
+}
+
 }  // namespace
 
 void register_npu(CLI::App& app, CliState& st) {
   auto* npu_cmd = app.add_subcommand("npu", "NPU: driver facts, tiling plans, simulated shape sweeps");
   npu_cmd->require_subcommand(1);
-
-  // npu info
   {
     struct Opts {
       std::string root;
@@ -160,15 +291,8 @@ void register_npu(CLI::App& app, CliState& st) {
       st.exit_code = 0;
     });
   }
-
-  // npu plan M,N,K
   {
-    struct Opts {
-      std::string shape, device = "phoenix", dtype = "fp32", out_dtype = "fp32", host = "measure", tile;
-      int cols = 0;
-      bool json = false;
-    };
-    auto o = std::make_shared<Opts>();
+    auto o = std::make_shared<PlanOpts>();
     auto* c = npu_cmd->add_subcommand("plan", "Tiling plan of one GEMM on a modelled device, with its modelled cost");
     c->add_option("shape", o->shape, "M,N,K")->required();
     c->add_option("--device", o->device, "phoenix | strix (a device file in npu/sim/devices)");
@@ -179,81 +303,12 @@ void register_npu(CLI::App& app, CliState& st) {
     c->add_option("--host-gbs", o->host, "Host copy rate: measure | device | GB/s");
     c->add_flag("--json", o->json, "Print the plan and its cost as JSON");
     c->callback([o, &st] {
-      const auto shapes = parse_shapes(o->shape, "npu plan");
-      if (shapes.size() != 1) throw InputError("npu plan", "expects one shape M,N,K", "for example 256,2304,768");
-      const GemmDesc& g = shapes.front().desc;
-      const npu::DeviceDesc dev = npu::load_device(o->device);
-      const DType in = dtype_flag(o->dtype, "--dtype"), out = dtype_flag(o->out_dtype, "--out-dtype");
-      const npu::GemmProblem p{g.M, g.N, g.K, out};
-      npu::Plan plan;
-      if (!o->tile.empty()) {
-        int m = 0, k = 0, n = 0;
-        if (std::sscanf(o->tile.c_str(), "%d,%d,%d", &m, &k, &n) != 3)
-          throw InputError("--tile", "'" + o->tile + "' is not m,k,n", "for example --tile 64,32,64");
-        if (o->cols < 0) throw InputError("--cols " + std::to_string(o->cols), "must be >= 1 (0: all usable)",
-                                          fmt::format("pass --cols 1..{}", dev.usable_columns));
-        const int cols = o->cols > 0 ? o->cols : dev.usable_columns;
-        try {
-          plan = npu::make_plan(dev, p, {m, k, n}, cols);
-        } catch (const InputError& e) {
-          // The flag at fault, and the fix for this reason rather than one for all.
-          const std::string& why = e.problem();
-          if (why.find("columns requested") != std::string::npos)
-            throw InputError("--cols " + std::to_string(cols), why, fmt::format("pass --cols 1..{}", dev.usable_columns));
-          std::string fix = e.fix();
-          if (why.find("must be positive") != std::string::npos) fix = "pass three positive sizes, e.g. --tile 64,32,64";
-          else if (why.find("micro-kernel") != std::string::npos)
-            fix = fmt::format("pass m a multiple of {}, k of {}, n of {}", dev.mmul_r, dev.mmul_s, dev.mmul_t);
-          throw InputError("--tile " + o->tile, why, fix);
-        }
-      } else {
-        plan = npu::best_plan(dev, p);
-      }
-      const npu::HostSide host{in, false, host_rate(o->host, dev)};
-      const auto t = npu::model_time(dev, plan, host, 0.0);
-      const auto e = npu::model_energy(dev, plan, t);
-      const double flop = g.flop();
-      if (o->json) {
-        auto j = plan.to_json();
-        j["modelled"] = {{"simulated", true},
-                         {"host_copy_bytes_per_s", host.copy_bytes_per_s},
-                         {"time_s", {{"copy_in", t.copy_in}, {"device", t.device}, {"compute_only", t.compute_only},
-                                     {"copy_out", t.copy_out}, {"submit", t.submit}, {"total", t.total()},
-                                     {"peak_bound", t.peak_bound}}},
-                         {"bound", t.bound},
-                         {"step_cycles", t.step_cycles},
-                         {"flop_per_s", flop / t.total()},
-                         {"energy_j", {{"total", e.j}, {"static", e.static_j}, {"mac", e.mac_j}, {"ddr", e.ddr_j},
-                                       {"l2", e.l2_j}, {"l1", e.l1_j}}},
-                         {"avg_power_w", e.avg_power_w}};
-        fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
-      } else {
-        fmt::print("{}", plan.describe());
-        fmt::print("modelled call [simulated; {} operands, host copies at {:.1f} GB/s]\n", to_string(in),
-                   host.copy_bytes_per_s / 1e9);
-        fmt::print("  copy_in   {:10.4f} ms\n", t.copy_in * 1e3);
-        fmt::print("  device    {:10.4f} ms  (kernels alone {:.4f} ms; a step takes {:.0f} cycles, bound by {})\n",
-                   t.device * 1e3, t.compute_only * 1e3, t.step_cycles, t.bound);
-        fmt::print("  copy_out  {:10.4f} ms\n", t.copy_out * 1e3);
-        fmt::print("  submit    {:10.4f} ms\n", t.submit * 1e3);
-        fmt::print("  total     {:10.4f} ms = {:.3f} TFLOP/s (the device's peak alone would take {:.4f} ms)\n",
-                   t.total() * 1e3, flop / t.total() / 1e12, t.peak_bound * 1e3);
-        fmt::print("  energy    {:10.4f} mJ = static {:.4f} + MAC {:.4f} + DDR {:.4f} + L2 {:.4f} + L1 {:.4f}; {:.2f} W, "
-                   "{:.1f} GFLOP/J (source npu-model:{})\n",
-                   e.j * 1e3, e.static_j * 1e3, e.mac_j * 1e3, e.ddr_j * 1e3, e.l2_j * 1e3, e.l1_j * 1e3,
-                   e.avg_power_w, flop / e.j / 1e9, dev.name);
-      }
+      run_plan(*o);
       st.exit_code = 0;
     });
   }
-
-  // npu sweep
   {
-    struct Opts {
-      std::string device = "all", shapes = "gpt2-124m", dtype = "fp32", out_dtype = "fp32", host = "measure", out;
-      bool timing_only = false, numerics = false, no_compare = false;
-    };
-    auto o = std::make_shared<Opts>();
+    auto o = std::make_shared<SweepOpts>();
     auto* c = npu_cmd->add_subcommand("sweep", "Simulated shape sweep: transfer vs compute share, reconfiguration vs padding");
     c->add_option("--device", o->device, "phoenix | strix | all");
     c->add_option("--shapes", o->shapes, "gpt2-124m | square | random:N[:seed] | M,N,K[;M,N,K..]");
@@ -265,55 +320,7 @@ void register_npu(CLI::App& app, CliState& st) {
     c->add_flag("--numerics", o->numerics, "Also run the simulated numerics on random inputs and report their host time");
     c->add_flag("--no-compare", o->no_compare, "Skip the one-design-per-shape vs one-design-for-all comparison");
     c->callback([o, &st] {
-      if (o->timing_only && o->numerics) throw InputError("--numerics", "conflicts with --timing-only", "pass one of them");
-      const auto shapes = sweep_shape_list(o->shapes);
-      std::vector<npu::SweepRow> rows;
-      std::vector<npu::StepComparison> cmps;
-      const auto t0 = std::chrono::steady_clock::now();
-      for (const auto& name : device_list(o->device)) {
-        const npu::DeviceDesc dev = npu::load_device(name);
-        npu::SweepOptions so;
-        so.out = dtype_flag(o->out_dtype, "--out-dtype");
-        so.host_in = dtype_flag(o->dtype, "--dtype");
-        so.host_copy_bytes_per_s = host_rate(o->host, dev);
-        auto r = npu::sweep_shapes(dev, shapes, so);
-        rows.insert(rows.end(), r.begin(), r.end());
-        bool counted = false;
-        for (const auto& s : shapes) counted = counted || s.count_per_step > 0;
-        if (!o->no_compare && counted) cmps.push_back(npu::compare_step(dev, shapes, so));
-      }
-      const double model_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (shapes.size() <= 200) fmt::print("{}", npu::format_sweep(rows));
-      else fmt::print("{} rows (table omitted above 200 rows; use --out FILE)\n", rows.size());
-      for (const auto& cmp : cmps) fmt::print("\n{}", npu::format_comparison(cmp));
-      fmt::print("\nmodelled {} shape(s) x device(s) in {:.2f} s [timing only, simulated]\n", rows.size(), model_s);
-      if (o->numerics) {
-        std::mt19937 rng(1);
-        std::uniform_real_distribution<float> u(-1, 1);
-        for (const auto& name : device_list(o->device)) {
-          npu::SimOptions so;
-          so.host_copy_bytes_per_s = host_rate(o->host, npu::load_device(name));
-          npu::SimBackend b(name, so);
-          for (const auto& s : shapes) {
-            GemmDesc d = s.desc;
-            d.dtype_out = dtype_flag(o->out_dtype, "--out-dtype");
-            std::vector<float> A(std::size_t(d.M * d.K)), B(std::size_t(d.K * d.N)), C(std::size_t(d.M * d.N) * 2);
-            for (auto& x : A) x = u(rng);
-            for (auto& x : B) x = u(rng);
-            const auto n0 = std::chrono::steady_clock::now();
-            b.gemm(d, A.data(), B.data(), C.data());
-            fmt::print("numerics {} {}x{}x{}: {:.3f} s of host time\n", name, d.M, d.N, d.K,
-                       std::chrono::duration<double>(std::chrono::steady_clock::now() - n0).count());
-          }
-        }
-      }
-      if (!o->out.empty()) {
-        const bool json = o->out.size() >= 5 && o->out.compare(o->out.size() - 5, 5, ".json") == 0;
-        OutputDir::parent_of(o->out, "--out")
-            .replace(std::filesystem::path(o->out).filename().string(),
-                     json ? npu::sweep_to_json(rows, cmps).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" : npu::sweep_to_csv(rows));
-        fmt::print("wrote {}\n", o->out);
-      }
+      run_sweep(*o);
       st.exit_code = 0;
     });
   }
