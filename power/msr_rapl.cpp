@@ -196,27 +196,11 @@ double intel_domain_unit_j(int family, int model, const std::string& domain, std
 
 std::shared_ptr<MsrAccess> file_msr_access(const std::string& root) { return std::make_shared<FileMsrAccess>(root); }
 
-void probe_msr_rapl(const std::string& root, Discovery& d, std::shared_ptr<MsrAccess> access) {
-  if (!access) access = file_msr_access(root);
-  auto missing = [&](const std::string& id, std::string reason, std::string fix) {
-    SourceStatus s;
-    s.id = id;
-    s.domain = "package";
-    s.kind = Kind::Counter;
-    s.reason = std::move(reason);
-    s.fix = std::move(fix);
-    d.status.push_back(std::move(s));
-  };
-  const CpuId cpu = read_cpu_id(root);
-  const bool intel = cpu.vendor == "GenuineIntel";
-  const bool amd = cpu.vendor == "AuthenticAMD" || cpu.vendor == "HygonGenuine";
-  if (!intel && !amd) {
-    missing("rapl-msr:*", cpu.vendor.empty() ? "cannot tell the CPU vendor (no vendor_id in /proc/cpuinfo)"
-                                             : "CPU vendor " + cpu.vendor + " has no RAPL MSRs",
-            "none: use another source");
-    return;
-  }
-  // One CPU per package reads package-scope MSRs; AMD core energy needs one per physical core.
+namespace {
+
+// The CPUs under /dev/cpu with their package and core; one per package reads
+// package-scope MSRs, AMD core energy needs one per physical core.
+std::vector<Cpu> list_cpus(const std::string& root) {
   std::vector<Cpu> cpus;
   for (const auto& n : list_dir(under_root(root, "/dev/cpu"))) {
     char* end = nullptr;
@@ -227,144 +211,168 @@ void probe_msr_rapl(const std::string& root, Discovery& d, std::shared_ptr<MsrAc
                     int(read_int(topo + "core_id").value_or(c))});
   }
   if (cpus.empty()) cpus.push_back({0, 0, 0});
-  {
-    const int h = access->open(cpus.front().cpu);
-    if (h == -ENOENT || h == -ENXIO || h == -ENODEV) {
-      missing("rapl-msr:*", "msr module not loaded (" + msr_path(root, cpus.front().cpu) + " missing)", kMsrFix);
-      return;
-    }
-    if (h >= 0) access->close(h);
-  }
-  std::map<int, int> package_cpu;                   // package -> first cpu
-  std::map<std::pair<int, int>, int> core_cpu;      // (package, core) -> first cpu
-  for (const auto& c : cpus) {
-    package_cpu.emplace(c.package, c.cpu);
-    core_cpu.emplace(std::make_pair(c.package, c.core), c.cpu);
-  }
-  auto open_msr = [&](int c, int& err) {
-    const int h = access->open(c);
-    err = h < 0 ? -h : 0;
-    return h;
-  };
-  auto open_reason = [&](int c, int err) {
-    if (err == EACCES || err == EPERM)
-      return msr_path(root, c) + ": " + errno_text(err) +
-             " (MSR reads need read access to the node and CAP_SYS_RAWIO)";
-    if (err == ENOENT || err == ENXIO || err == ENODEV) return msr_path(root, c) + " missing: msr module not loaded";
-    return msr_path(root, c) + ": " + errno_text(err);
-  };
+  return cpus;
+}
 
-  const std::uint32_t unit_reg = intel ? msr::kIntelUnit : msr::kAmdUnit;
-  struct Def {
-    const char* domain;
-    std::uint32_t reg;
-    bool per_core;
-    bool once;  // platform-wide, read from the first package only
-  };
-  std::vector<Def> defs;
+struct DomainDef {
+  const char* domain;
+  std::uint32_t reg;
+  bool per_core;
+  bool once;  // platform-wide, read from the first package only
+};
+
+std::vector<DomainDef> domain_defs(bool intel) {
   if (intel)
-    defs = {{"package", msr::kIntelPackage, false, false}, {"core", msr::kIntelPP0, false, false},
+    return {{"package", msr::kIntelPackage, false, false}, {"core", msr::kIntelPP0, false, false},
             {"uncore", msr::kIntelPP1, false, false},      {"dram", msr::kIntelDram, false, false},
             {"psys", msr::kIntelPlatform, false, true}};
-  else
-    defs = {{"package", msr::kAmdPackage, false, false}, {"core", msr::kAmdCore, true, false}};
+  return {{"package", msr::kAmdPackage, false, false}, {"core", msr::kAmdCore, true, false}};
+}
 
+class MsrProbe {
+ public:
+  MsrProbe(const std::string& root, Discovery& d, std::shared_ptr<MsrAccess> access, const CpuId& cpu)
+      : root_(root), d_(d), access_(std::move(access)), cpu_(cpu), intel_(cpu.vendor == "GenuineIntel") {}
+
+  void missing(const std::string& id, std::string reason, std::string fix) {
+    SourceStatus s;
+    s.id = id;
+    s.domain = "package";
+    s.kind = Kind::Counter;
+    s.reason = std::move(reason);
+    s.fix = std::move(fix);
+    d_.status.push_back(std::move(s));
+  }
+
+  void run(const std::vector<Cpu>& cpus) {
+    for (const auto& c : cpus) {
+      package_cpu_.emplace(c.package, c.cpu);
+      core_cpu_.emplace(std::make_pair(c.package, c.core), c.cpu);
+    }
+    for (const auto& [pkg, first_cpu] : package_cpu_) probe_package(pkg, first_cpu);
+    std::vector<std::string> pkgs;
+    for (const auto& s : d_.status)
+      if (s.id.rfind("rapl-msr:package-", 0) == 0 && s.available) pkgs.push_back(s.id);
+    for (auto& s : d_.status)
+      if (s.id.rfind("rapl-msr:psys-", 0) == 0 && s.available) s.contains = pkgs;
+    if (pkg_parts_.size() >= 2) add_package_sum();
+  }
+
+ private:
   struct PackagePart {
     std::string id;
     int cpu;
     double unit_j;
   };
-  std::vector<PackagePart> pkg_parts;
-  for (const auto& [pkg, first_cpu] : package_cpu) {
+
+  int open_msr(int c, int& err) {
+    const int h = access_->open(c);
+    err = h < 0 ? -h : 0;
+    return h;
+  }
+
+  std::string open_reason(int c, int err) const {
+    if (err == EACCES || err == EPERM)
+      return msr_path(root_, c) + ": " + errno_text(err) + " (MSR reads need read access to the node and CAP_SYS_RAWIO)";
+    if (err == ENOENT || err == ENXIO || err == ENODEV) return msr_path(root_, c) + " missing: msr module not loaded";
+    return msr_path(root_, c) + ": " + errno_text(err);
+  }
+
+  void probe_package(int pkg, int first_cpu) {
+    const std::uint32_t unit_reg = intel_ ? msr::kIntelUnit : msr::kAmdUnit;
     int err = 0;
     const int ufd = open_msr(first_cpu, err);
     if (ufd < 0) {
       missing("rapl-msr:*-" + std::to_string(pkg), open_reason(first_cpu, err), kMsrFix);
-      continue;
+      return;
     }
     std::uint64_t unit = 0;
-    if (!access->read(ufd, unit_reg, unit, err)) {
-      access->close(ufd);
+    const bool read = access_->read(ufd, unit_reg, unit, err);
+    access_->close(ufd);
+    if (!read) {
       missing("rapl-msr:*-" + std::to_string(pkg),
               "cannot read the RAPL unit register " + hex(unit_reg) + ": " + errno_text(err) +
                   (err == EIO ? " (not implemented by this CPU)" : ""),
               "none: this CPU (or its hypervisor) does not implement RAPL MSRs");
-      continue;
+      return;
     }
-    access->close(ufd);
-    const double unit_j = rapl_energy_unit_j(unit);  // AMD: the unit register, no per-model rule
     std::vector<std::string> pkg_children;
     std::size_t pkg_status = SIZE_MAX;
-    for (const auto& def : defs) {
-      if (def.once && pkg != package_cpu.begin()->first) continue;
-      SourceStatus s;
-      s.id = "rapl-msr:" + std::string(def.domain) + "-" + std::to_string(def.once ? 0 : pkg);
-      s.domain = def.domain;
-      s.kind = Kind::Counter;
-      s.update_interval_s = kRaplUpdateS;
-      const double dom_unit = intel ? intel_domain_unit_j(cpu.family, cpu.model, def.domain, unit) : unit_j;
-      std::vector<int> cpu_list;
-      if (def.per_core) {
-        for (const auto& [key, c] : core_cpu)
-          if (key.first == pkg) cpu_list.push_back(c);
-      } else {
-        cpu_list.push_back(first_cpu);
-      }
-      std::vector<int> fds;
-      std::string problem, fix = kMsrFix;
-      bool all_zero = true;
-      for (int c : cpu_list) {
-        const int fd = open_msr(c, err);
-        if (fd < 0) {
-          problem = open_reason(c, err);
-          break;
-        }
-        fds.push_back(fd);
-        std::uint64_t v = 0;
-        if (!access->read(fd, def.reg, v, err)) {
-          problem = "MSR " + hex(def.reg) + " on cpu " + std::to_string(c) + ": " + errno_text(err) +
-                    (err == EIO ? " (this CPU does not implement the " + std::string(def.domain) + " domain)" : "");
-          fix = "none: the domain does not exist on this CPU";
-          break;
-        }
-        all_zero = all_zero && (v & 0xffffffffull) == 0;
-      }
-      if (problem.empty() && all_zero) {
-        problem = "MSR " + hex(def.reg) + " reads 0 (the " + std::string(def.domain) +
-                  " domain is not implemented or not counting)";
-        fix = "none: use another domain";
-      }
-      std::ostringstream note;
-      note << "MSR " << hex(def.reg) << " on " << cpu_list.size() << " cpu(s), " << dom_unit * 1e6 << " uJ/count";
-      s.note = note.str();
-      if (!problem.empty()) {
-        for (int fd : fds) access->close(fd);
-        s.reason = problem;
-        s.fix = fix;
-        d.status.push_back(std::move(s));
-        continue;
-      }
-      s.available = true;
-      if (def.reg == msr::kIntelPP0 || def.reg == msr::kIntelPP1 || def.reg == msr::kAmdCore)
-        pkg_children.push_back(s.id);
+    for (const auto& def : domain_defs(intel_)) {
+      if (def.once && pkg != package_cpu_.begin()->first) continue;
+      // AMD: the unit register alone, no per-model rule.
+      const double unit_j = intel_ ? intel_domain_unit_j(cpu_.family, cpu_.model, def.domain, unit)
+                                   : rapl_energy_unit_j(unit);
+      if (!probe_domain(def, pkg, first_cpu, unit_j)) continue;
+      const std::string& id = d_.status.back().id;
+      if (def.reg == msr::kIntelPP0 || def.reg == msr::kIntelPP1 || def.reg == msr::kAmdCore) pkg_children.push_back(id);
       if (std::string(def.domain) == "package") {
-        pkg_status = d.status.size();
-        pkg_parts.push_back({s.id, first_cpu, dom_unit});
+        pkg_status = d_.status.size() - 1;
+        pkg_parts_.push_back({id, first_cpu, unit_j});
       }
-      d.sources.push_back(std::make_unique<MsrSource>(s.id, s.domain, access, fds, def.reg, dom_unit));
-      d.status.push_back(std::move(s));
     }
-    if (pkg_status != SIZE_MAX) d.status[pkg_status].contains = pkg_children;
+    if (pkg_status != SIZE_MAX) d_.status[pkg_status].contains = pkg_children;
   }
-  std::vector<std::string> pkgs;
-  for (const auto& s : d.status)
-    if (s.id.rfind("rapl-msr:package-", 0) == 0 && s.available) pkgs.push_back(s.id);
-  for (auto& s : d.status)
-    if (s.id.rfind("rapl-msr:psys-", 0) == 0 && s.available) s.contains = pkgs;
+
+  // Opens and test-reads the domain's register on each of its CPUs; adds its
+  // status, and its source when it counts. True when available.
+  bool probe_domain(const DomainDef& def, int pkg, int first_cpu, double unit_j) {
+    SourceStatus s;
+    s.id = "rapl-msr:" + std::string(def.domain) + "-" + std::to_string(def.once ? 0 : pkg);
+    s.domain = def.domain;
+    s.kind = Kind::Counter;
+    s.update_interval_s = kRaplUpdateS;
+    std::vector<int> cpu_list;
+    if (def.per_core) {
+      for (const auto& [key, c] : core_cpu_)
+        if (key.first == pkg) cpu_list.push_back(c);
+    } else {
+      cpu_list.push_back(first_cpu);
+    }
+    std::vector<int> fds;
+    std::string problem, fix = kMsrFix;
+    bool all_zero = true;
+    for (int c : cpu_list) {
+      int err = 0;
+      const int fd = open_msr(c, err);
+      if (fd < 0) {
+        problem = open_reason(c, err);
+        break;
+      }
+      fds.push_back(fd);
+      std::uint64_t v = 0;
+      if (!access_->read(fd, def.reg, v, err)) {
+        problem = "MSR " + hex(def.reg) + " on cpu " + std::to_string(c) + ": " + errno_text(err) +
+                  (err == EIO ? " (this CPU does not implement the " + std::string(def.domain) + " domain)" : "");
+        fix = "none: the domain does not exist on this CPU";
+        break;
+      }
+      all_zero = all_zero && (v & 0xffffffffull) == 0;
+    }
+    if (problem.empty() && all_zero) {
+      problem = "MSR " + hex(def.reg) + " reads 0 (the " + std::string(def.domain) +
+                " domain is not implemented or not counting)";
+      fix = "none: use another domain";
+    }
+    std::ostringstream note;
+    note << "MSR " << hex(def.reg) << " on " << cpu_list.size() << " cpu(s), " << unit_j * 1e6 << " uJ/count";
+    s.note = note.str();
+    if (!problem.empty()) {
+      for (int fd : fds) access_->close(fd);
+      s.reason = problem;
+      s.fix = fix;
+      d_.status.push_back(std::move(s));
+      return false;
+    }
+    s.available = true;
+    d_.sources.push_back(std::make_unique<MsrSource>(s.id, s.domain, access_, fds, def.reg, unit_j));
+    d_.status.push_back(std::move(s));
+    return true;
+  }
 
   // Several sockets: their sum is the machine's package energy. Each part
   // gets a descriptor of its own (the single-package sources keep theirs).
-  if (pkg_parts.size() >= 2) {
+  void add_package_sum() {
     SourceStatus s;
     s.id = "rapl-msr:package";
     s.domain = "package";
@@ -373,28 +381,60 @@ void probe_msr_rapl(const std::string& root, Discovery& d, std::shared_ptr<MsrAc
     s.note = "sum of";
     std::vector<std::unique_ptr<PowerSource>> parts;
     std::string problem;
-    for (const auto& p : pkg_parts) {
+    for (const auto& p : pkg_parts_) {
       int err = 0;
       const int fd = open_msr(p.cpu, err);
       if (fd < 0) {
         problem = open_reason(p.cpu, err);
         break;
       }
-      parts.push_back(std::make_unique<MsrSource>(p.id, "package", access, std::vector<int>{fd},
-                                                  intel ? msr::kIntelPackage : msr::kAmdPackage, p.unit_j));
+      parts.push_back(std::make_unique<MsrSource>(p.id, "package", access_, std::vector<int>{fd},
+                                                  intel_ ? msr::kIntelPackage : msr::kAmdPackage, p.unit_j));
       s.sum_of.push_back(p.id);
       s.contains.push_back(p.id);
       s.note += " " + p.id;
     }
     if (problem.empty()) {
       s.available = true;
-      d.sources.push_back(make_summed_source(s.id, s.domain, std::move(parts)));
+      d_.sources.push_back(make_summed_source(s.id, s.domain, std::move(parts)));
     } else {
       s.reason = problem;
       s.fix = kMsrFix;
     }
-    d.status.push_back(std::move(s));
+    d_.status.push_back(std::move(s));
   }
+
+  const std::string& root_;
+  Discovery& d_;
+  std::shared_ptr<MsrAccess> access_;
+  CpuId cpu_;
+  bool intel_;
+  std::map<int, int> package_cpu_;               // package -> first cpu
+  std::map<std::pair<int, int>, int> core_cpu_;  // (package, core) -> first cpu
+  std::vector<PackagePart> pkg_parts_;
+};
+
+}  // namespace
+
+void probe_msr_rapl(const std::string& root, Discovery& d, std::shared_ptr<MsrAccess> access) {
+  if (!access) access = file_msr_access(root);
+  const CpuId cpu = read_cpu_id(root);
+  MsrProbe probe(root, d, access, cpu);
+  const bool amd = cpu.vendor == "AuthenticAMD" || cpu.vendor == "HygonGenuine";
+  if (cpu.vendor != "GenuineIntel" && !amd) {
+    probe.missing("rapl-msr:*", cpu.vendor.empty() ? "cannot tell the CPU vendor (no vendor_id in /proc/cpuinfo)"
+                                                   : "CPU vendor " + cpu.vendor + " has no RAPL MSRs",
+                  "none: use another source");
+    return;
+  }
+  const std::vector<Cpu> cpus = list_cpus(root);
+  const int h = access->open(cpus.front().cpu);
+  if (h == -ENOENT || h == -ENXIO || h == -ENODEV) {
+    probe.missing("rapl-msr:*", "msr module not loaded (" + msr_path(root, cpus.front().cpu) + " missing)", kMsrFix);
+    return;
+  }
+  if (h >= 0) access->close(h);
+  probe.run(cpus);
 }
 
 }  // namespace flopwatt::power

@@ -130,26 +130,11 @@ std::string powercap_read_fix(int err) {
   return "check that the intel_rapl_common driver is loaded: sudo modprobe intel_rapl_msr";
 }
 
-void probe_powercap(const std::string& root, Discovery& d) {
-  const std::string base = under_root(root, "/sys/class/powercap");
-  auto missing = [&](std::string reason, std::string fix) {
-    SourceStatus s;
-    s.id = "rapl-powercap:*";
-    s.domain = "package";
-    s.kind = Kind::Counter;
-    s.reason = std::move(reason);
-    s.fix = std::move(fix);
-    d.status.push_back(std::move(s));
-  };
-  const char* vm_fix =
-      "on bare metal: sudo modprobe intel_rapl_msr (Intel and AMD); inside a virtual machine the "
-      "hypervisor usually does not pass RAPL through, so use a battery, external or host-side meter";
-  if (!is_directory(base)) {
-    missing("no " + base + " (powercap RAPL driver not loaded, or a virtual machine without RAPL)", vm_fix);
-    return;
-  }
+namespace {
+
+// The RAPL zones under base, MMIO zones last so the MSR-backed one keeps the id.
+std::vector<Zone> list_zones(const std::string& base) {
   std::vector<std::string> names = list_dir(base);
-  // MMIO zones duplicate the MSR-backed ones; visit them last so the MSR one keeps the id.
   std::stable_partition(names.begin(), names.end(),
                         [](const std::string& n) { return n.find("mmio") == std::string::npos; });
   std::vector<Zone> zones;
@@ -166,13 +151,12 @@ void probe_powercap(const std::string& root, Discovery& d) {
     z.domain = powercap_domain(z.name);
     zones.push_back(std::move(z));
   }
-  if (zones.empty()) {
-    missing("no RAPL zones in " + base + " (only control types, or no rapl driver)", vm_fix);
-    return;
-  }
+  return zones;
+}
 
-  // Stable ids: a top-level zone keeps its indexed name (package-0, package-0-die-1),
-  // an unindexed one (psys) gets a running index; a subzone takes its parent's index.
+// Stable ids: a top-level zone keeps its indexed name (package-0, package-0-die-1),
+// an unindexed one (psys) gets a running index; a subzone takes its parent's index.
+void assign_ids(std::vector<Zone>& zones) {
   std::map<std::string, int> unindexed_count;
   std::map<std::string, const Zone*> by_dir;
   for (auto& z : zones) {
@@ -191,24 +175,13 @@ void probe_powercap(const std::string& root, Discovery& d) {
     }
     z.id_suffix = ends_with_index(z.name) ? z.name : z.name + "-" + idx;
   }
+}
 
-  // On AMD the kernel backs the core zone with MSR_AMD_CORE_ENERGY_STATUS
-  // (drivers/powercap/intel_rapl_msr.c, rapl_msr_priv_amd), a per-core
-  // register, read on the package's lead CPU: the zone is that one core's
-  // energy, not all cores'.
-  const std::string vendor = read_cpu_id(root).vendor;
-  const bool amd = vendor == "AuthenticAMD" || vendor == "HygonGenuine";
-  std::map<std::string, std::string> first_dir_of_id;
-  std::map<std::string, std::uint64_t> die_reading;  // per-die zones: first reading, to spot copies
-  std::map<std::string, std::string> status_id_of_dir;
-  struct PackageZone {
-    std::string id, energy;
-    std::uint64_t modulus;
-    double max_w;
-  };
-  std::vector<PackageZone> package_zones;
-  const std::size_t status_begin = d.status.size();
-  for (const auto& z : zones) {
+class ZoneProbe {
+ public:
+  ZoneProbe(Discovery& d, bool amd) : d_(d), amd_(amd), status_begin_(d.status.size()) {}
+
+  void probe(const Zone& z) {
     SourceStatus s;
     s.id = "rapl-powercap:" + z.id_suffix;
     s.domain = z.domain;
@@ -216,55 +189,36 @@ void probe_powercap(const std::string& root, Discovery& d) {
     s.update_interval_s = kRaplUpdateS;
     const std::string energy = join_path(z.path, "energy_uj");
     s.note = "zone " + z.dir_name;
-    if (amd && z.domain == "core") {
+    // On AMD the kernel backs the core zone with MSR_AMD_CORE_ENERGY_STATUS
+    // (drivers/powercap/intel_rapl_msr.c, rapl_msr_priv_amd), a per-core
+    // register, read on the package's lead CPU: the zone is that one core's
+    // energy, not all cores'.
+    if (amd_ && z.domain == "core") {
       s.domain = "one-core";
       s.note += "; AMD: the kernel reads one core's MSR_AMD_CORE_ENERGY_STATUS (on the package's first CPU), so "
                 "this is one core's energy, not all cores' (all cores: rapl-perf:energy-core, power_core PMU)";
     }
-
-    auto dup = first_dir_of_id.find(s.id);
-    if (dup != first_dir_of_id.end()) {
+    if (auto dup = first_dir_of_id_.find(s.id); dup != first_dir_of_id_.end()) {
       s.id += "@" + z.dir_name;
       s.reason = "duplicate of zone " + dup->second + " (" +
                  (z.dir_name.find("mmio") != std::string::npos ? "the MMIO interface of the same domain"
                                                                : "same zone name") +
                  "); counting both would double the energy";
       s.fix = "none needed: use rapl-powercap:" + z.id_suffix;
-      d.status.push_back(std::move(s));
-      continue;
+      d_.status.push_back(std::move(s));
+      return;
     }
-    first_dir_of_id[s.id] = z.dir_name;
-    status_id_of_dir[z.dir_name] = s.id;
-
+    first_dir_of_id_[s.id] = z.dir_name;
+    status_id_of_dir_[z.dir_name] = s.id;
     int err = 0;
     std::uint64_t raw = 0;
     if (!read_u64_file(energy.c_str(), raw, err)) {
       s.reason = powercap_read_reason(err, energy);
       s.fix = powercap_read_fix(err);
-      d.status.push_back(std::move(s));
-      continue;
+      d_.status.push_back(std::move(s));
+      return;
     }
-    // A per-die zone that reads the very same counter as its sibling die is a
-    // copy of a per-package counter (seen on parts whose RAPL is per package).
-    const auto die = z.name.find("-die-");
-    if (die != std::string::npos) {
-      const std::string key = z.name.substr(0, die);
-      auto it = die_reading.find(key);
-      if (it == die_reading.end()) {
-        die_reading[key] = raw;
-      } else {
-        std::uint64_t again = 0;
-        int e2 = 0;
-        const bool same = it->second == raw || (read_u64_file(energy.c_str(), again, e2) && again == it->second);
-        if (same) {
-          s.reason = "reads the same counter as the first die of " + key +
-                     " (a per-die copy of a per-package counter); counting both would double the energy";
-          s.fix = "none needed: use the first die's zone";
-          d.status.push_back(std::move(s));
-          continue;
-        }
-      }
-    }
+    if (copies_first_die(z, energy, raw, s)) return;
     std::uint64_t modulus = 0;
     if (auto m = read_int(join_path(z.path, "max_energy_range_uj")); m && *m > 0)
       modulus = std::uint64_t(*m) + 1;  // the counter takes values 0 .. max inclusive
@@ -272,16 +226,17 @@ void probe_powercap(const std::string& root, Discovery& d) {
       s.note += "; no max_energy_range_uj: a decrease is taken as a restart";
     const double max_w = zone_power_bound_w(z.path, s.note);
     s.available = true;
-    d.status.push_back(s);
-    d.sources.push_back(std::make_unique<PowercapSource>(s.id, s.domain, energy, modulus, max_w));
-    if (z.parent.empty() && z.domain == "package") package_zones.push_back({s.id, energy, modulus, max_w});
+    d_.status.push_back(s);
+    d_.sources.push_back(std::make_unique<PowercapSource>(s.id, s.domain, energy, modulus, max_w));
+    if (z.parent.empty() && z.domain == "package") package_zones_.push_back({s.id, energy, modulus, max_w});
   }
 
   // Several sockets (or dies with counters of their own): the machine's
   // package energy is their sum. Its parts are read by readers of its own, so
   // each socket also stays a source; a two-socket server pays two extra reads
   // per period for it.
-  if (package_zones.size() >= 2) {
+  void add_package_sum() {
+    if (package_zones_.size() < 2) return;
     SourceStatus s;
     s.id = "rapl-powercap:package";
     s.domain = "package";
@@ -290,34 +245,107 @@ void probe_powercap(const std::string& root, Discovery& d) {
     s.available = true;
     s.note = "sum of";
     std::vector<std::unique_ptr<PowerSource>> parts;
-    for (const auto& p : package_zones) {
+    for (const auto& p : package_zones_) {
       s.sum_of.push_back(p.id);
       s.contains.push_back(p.id);
       s.note += " " + p.id;
       parts.push_back(std::make_unique<PowercapSource>(p.id, "package", p.energy, p.modulus, p.max_w));
     }
-    d.sources.push_back(make_summed_source(s.id, s.domain, std::move(parts)));
-    d.status.push_back(std::move(s));
+    d_.sources.push_back(make_summed_source(s.id, s.domain, std::move(parts)));
+    d_.status.push_back(std::move(s));
   }
 
   // Overlap: a package contains its core and uncore (not DRAM, which is its own
   // rail); psys, the platform, contains every package.
-  std::vector<std::string> packages;
-  for (const auto& z : zones)
-    if (z.parent.empty() && z.domain == "package" && status_id_of_dir.count(z.dir_name))
-      packages.push_back(status_id_of_dir[z.dir_name]);
-  for (std::size_t i = status_begin; i < d.status.size(); ++i) {
-    SourceStatus& s = d.status[i];
-    for (const auto& z : zones) {
-      auto it = status_id_of_dir.find(z.dir_name);
-      if (it == status_id_of_dir.end() || it->second != s.id) continue;
-      if (z.domain == "psys") s.contains = packages;
-      if (z.domain == "package")
-        for (const auto& c : zones)
-          if (c.parent == z.dir_name && c.domain != "dram" && status_id_of_dir.count(c.dir_name))
-            s.contains.push_back(status_id_of_dir[c.dir_name]);
+  void mark_overlaps(const std::vector<Zone>& zones) {
+    std::vector<std::string> packages;
+    for (const auto& z : zones)
+      if (z.parent.empty() && z.domain == "package" && status_id_of_dir_.count(z.dir_name))
+        packages.push_back(status_id_of_dir_[z.dir_name]);
+    for (std::size_t i = status_begin_; i < d_.status.size(); ++i) {
+      SourceStatus& s = d_.status[i];
+      for (const auto& z : zones) {
+        auto it = status_id_of_dir_.find(z.dir_name);
+        if (it == status_id_of_dir_.end() || it->second != s.id) continue;
+        if (z.domain == "psys") s.contains = packages;
+        if (z.domain == "package")
+          for (const auto& c : zones)
+            if (c.parent == z.dir_name && c.domain != "dram" && status_id_of_dir_.count(c.dir_name))
+              s.contains.push_back(status_id_of_dir_[c.dir_name]);
+      }
     }
   }
+
+ private:
+  struct PackageZone {
+    std::string id, energy;
+    std::uint64_t modulus;
+    double max_w;
+  };
+
+  // A per-die zone that reads the very same counter as its sibling die is a
+  // copy of a per-package counter (seen on parts whose RAPL is per package):
+  // recorded as unavailable, true.
+  bool copies_first_die(const Zone& z, const std::string& energy, std::uint64_t raw, SourceStatus& s) {
+    const auto die = z.name.find("-die-");
+    if (die == std::string::npos) return false;
+    const std::string key = z.name.substr(0, die);
+    auto it = die_reading_.find(key);
+    if (it == die_reading_.end()) {
+      die_reading_[key] = raw;
+      return false;
+    }
+    std::uint64_t again = 0;
+    int e2 = 0;
+    const bool same = it->second == raw || (read_u64_file(energy.c_str(), again, e2) && again == it->second);
+    if (!same) return false;
+    s.reason = "reads the same counter as the first die of " + key +
+               " (a per-die copy of a per-package counter); counting both would double the energy";
+    s.fix = "none needed: use the first die's zone";
+    d_.status.push_back(std::move(s));
+    return true;
+  }
+
+  Discovery& d_;
+  bool amd_;
+  std::size_t status_begin_;
+  std::map<std::string, std::string> first_dir_of_id_;
+  std::map<std::string, std::uint64_t> die_reading_;  // per-die zones: first reading, to spot copies
+  std::map<std::string, std::string> status_id_of_dir_;
+  std::vector<PackageZone> package_zones_;
+};
+
+}  // namespace
+
+void probe_powercap(const std::string& root, Discovery& d) {
+  const std::string base = under_root(root, "/sys/class/powercap");
+  auto missing = [&](std::string reason, std::string fix) {
+    SourceStatus s;
+    s.id = "rapl-powercap:*";
+    s.domain = "package";
+    s.kind = Kind::Counter;
+    s.reason = std::move(reason);
+    s.fix = std::move(fix);
+    d.status.push_back(std::move(s));
+  };
+  const char* vm_fix =
+      "on bare metal: sudo modprobe intel_rapl_msr (Intel and AMD); inside a virtual machine the "
+      "hypervisor usually does not pass RAPL through, so use a battery, external or host-side meter";
+  if (!is_directory(base)) {
+    missing("no " + base + " (powercap RAPL driver not loaded, or a virtual machine without RAPL)", vm_fix);
+    return;
+  }
+  std::vector<Zone> zones = list_zones(base);
+  if (zones.empty()) {
+    missing("no RAPL zones in " + base + " (only control types, or no rapl driver)", vm_fix);
+    return;
+  }
+  assign_ids(zones);
+  const std::string vendor = read_cpu_id(root).vendor;
+  ZoneProbe probe(d, vendor == "AuthenticAMD" || vendor == "HygonGenuine");
+  for (const auto& z : zones) probe.probe(z);
+  probe.add_package_sum();
+  probe.mark_overlaps(zones);
 }
 
 }  // namespace flopwatt::power
