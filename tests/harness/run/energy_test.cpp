@@ -1,0 +1,148 @@
+// EnergyMeter against an external meter log whose power is known at every
+// instant: gross and net energy of a window, the idle baseline, the guard that
+// keeps a FLOP/J from being divided by noise, the headline choice, and
+// `--power none`.
+#include "harness/run/energy.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "workloads/error.h"
+
+namespace flopwatt {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::int64_t kSec = 1'000'000'000;
+
+// The meter's power at t seconds after the log is opened ("# clock: relative",
+// power/external_log.h): idle 20 W, a 30 W load, a load within noise of idle,
+// then a reading below idle.
+double profile_w(double t) {
+  if (t < 1.0) return 20.0;
+  if (t < 2.0) return 30.0;
+  if (t < 3.0) return 20.05;
+  return 15.0;
+}
+
+class EnergyMeterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("flopwatt_energy_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "root");  // an empty machine: the log is the only source
+    std::ofstream f(dir_ / "meter.csv");
+    f << "# clock: relative\n";
+    for (int i = 0; i <= 500; ++i) f << i * 0.01 << "," << profile_w(i * 0.01) << "\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  PowerOptions options() const {
+    PowerOptions o;
+    o.sysfs_root = (dir_ / "root").string();
+    o.power_log = (dir_ / "meter.csv").string();
+    o.idle_s = 0.5;
+    return o;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(EnergyMeterTest, NetEnergyIsGrossMinusIdlePowerTimesTime) {
+  const std::int64_t opened = EnergyMeter::now_ns();
+  EnergyMeter meter(options());
+  ASSERT_TRUE(meter.active());
+  flopwatt::Run run;
+  meter.measure_idle(run);  // [0, 0.5 s] of the log: 20 W
+  ASSERT_EQ(run.idle.size(), 1u);
+  const std::string id = run.idle.begin()->first;
+  EXPECT_NEAR(run.idle.at(id).power_w, 20.0, 0.2);
+
+  // 0.6 s inside the 30 W stretch, with 0.2 s of margin for the opening time.
+  const double flop = 6e9;
+  const auto w = meter.window(opened + 12 * kSec / 10, opened + 18 * kSec / 10, flop);
+  ASSERT_EQ(w.count(id), 1u);
+  const EnergyFigures& f = w.at(id);
+  EXPECT_NEAR(f.j, 18.0, 0.2);
+  EXPECT_NEAR(f.avg_power_w, 30.0, 0.3);
+  ASSERT_TRUE(f.flop_per_j.has_value());
+  EXPECT_NEAR(*f.flop_per_j, flop / f.j, 1e-6 * flop);
+  ASSERT_TRUE(f.net_j.has_value());
+  EXPECT_NEAR(*f.net_j, 6.0, 0.3);  // (30 - 20) W x 0.6 s
+  ASSERT_TRUE(f.flop_per_j_net.has_value());
+  EXPECT_NEAR(*f.flop_per_j_net, flop / *f.net_j, 1e-6 * flop);
+  EXPECT_EQ(f.confidence, "ok") << f.why_low;
+}
+
+TEST_F(EnergyMeterTest, NetWithinNoiseOfIdleGivesNoNetFlopPerJoule) {
+  const std::int64_t opened = EnergyMeter::now_ns();
+  EnergyMeter meter(options());
+  flopwatt::Run run;
+  meter.measure_idle(run);
+  const std::string id = run.idle.begin()->first;
+  // 20.05 W over a 20 W idle: 0.25% above it, a difference no meter resolves.
+  const auto near = meter.window(opened + 22 * kSec / 10, opened + 28 * kSec / 10, 1e9).at(id);
+  EXPECT_FALSE(near.flop_per_j_net.has_value()) << *near.flop_per_j_net;
+  ASSERT_TRUE(near.flop_per_j.has_value());  // the gross figure stays
+  EXPECT_EQ(near.confidence, "low");
+  EXPECT_FALSE(near.why_low.empty());
+  // 15 W, below idle: the net energy is clamped at 0, never negative.
+  const auto below = meter.window(opened + 32 * kSec / 10, opened + 38 * kSec / 10, 1e9).at(id);
+  ASSERT_TRUE(below.net_j.has_value());
+  EXPECT_EQ(*below.net_j, 0.0);
+  EXPECT_FALSE(below.flop_per_j_net.has_value());
+  EXPECT_EQ(below.confidence, "low");
+}
+
+TEST_F(EnergyMeterTest, TheOnlySourceIsTheHeadlineWithTheRuleRecorded) {
+  EnergyMeter meter(options());
+  const auto h = meter.headline_source();
+  ASSERT_TRUE(h.has_value());
+  bool listed = false;
+  for (const auto& s : meter.source_infos()) listed = listed || (s.id == *h && s.available);
+  EXPECT_TRUE(listed) << *h;
+  const auto choice = meter.headline_choice();
+  EXPECT_EQ(choice["source"], *h);
+  EXPECT_TRUE(choice["runner_up"].is_null());
+  EXPECT_FALSE(choice["rule"].get<std::string>().empty());
+}
+
+TEST_F(EnergyMeterTest, AnEmptyOrBackwardsWindowHasNoEnergy) {
+  EnergyMeter meter(options());
+  const std::int64_t t = EnergyMeter::now_ns();
+  EXPECT_TRUE(meter.window(t, t, 1e9).empty());
+  EXPECT_TRUE(meter.window(t, t - kSec, 1e9).empty());
+}
+
+TEST_F(EnergyMeterTest, PowerNoneSamplesNothing) {
+  PowerOptions o = options();
+  o.power = "none";
+  EnergyMeter meter(o);
+  EXPECT_FALSE(meter.active());
+  EXPECT_FALSE(meter.headline_source().has_value());
+  EXPECT_TRUE(meter.headline_choice().is_null());
+  flopwatt::Run run;
+  meter.measure_idle(run);
+  EXPECT_TRUE(run.idle.empty());
+  const std::int64_t t = EnergyMeter::now_ns();
+  EXPECT_TRUE(meter.window(t - kSec, t, 1e9).empty());
+  EXPECT_EQ(meter.slowest_gauge_interval_s(), 0.0);
+}
+
+TEST_F(EnergyMeterTest, AnUnknownSourceOrDomainIsAnInputError) {
+  PowerOptions o = options();
+  o.power = "rapl-powercap:package-7";
+  EXPECT_THROW(EnergyMeter{o}, InputError);
+  o = options();
+  o.headline_domain = "psys";
+  EXPECT_THROW(EnergyMeter{o}, InputError);
+}
+
+}  // namespace
+}  // namespace flopwatt
