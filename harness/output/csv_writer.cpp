@@ -15,7 +15,7 @@ const char* const kHead[] = {"workload", "op",    "pass",           "layer",   "
                              "M",        "N",     "K",              "layout",  "count_per_step", "threads",
                              "simulated", "reps"};
 const char* const kMiddle[] = {"flop", "bytes", "flop_per_s", "fraction_of_peak", "verified", "verify_rel_err", "loss"};
-const char* const kTail[] = {"skipped", "window/t0_ns", "window/t1_ns"};
+const char* const kTail[] = {"skipped", "window/t0_ns", "window/t1_ns", "supply_changed"};
 
 std::string num(double v) {
   char b[32];
@@ -66,7 +66,8 @@ void write_measurements_csv(const Run& run, std::ostream& os) {
         m.verified ? (*m.verified ? "true" : "false") : "", onum(m.verify_rel_err), onum(m.loss),
         b ? num(b->copy_in) : "", b ? num(b->compute) : "", b ? num(b->copy_out) : "",
         b ? num(b->submit) : "", b ? num(b->reconfigure) : "", m.skipped.value_or(""),
-        m.window_ns ? std::to_string((*m.window_ns)[0]) : "", m.window_ns ? std::to_string((*m.window_ns)[1]) : ""};
+        m.window_ns ? std::to_string((*m.window_ns)[0]) : "", m.window_ns ? std::to_string((*m.window_ns)[1]) : "",
+        m.supply_changed ? (*m.supply_changed ? "true" : "false") : ""};
     for (const auto& id : ids) {
       auto it = m.energy.find(id);
       if (it == m.energy.end()) {

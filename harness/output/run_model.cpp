@@ -84,6 +84,7 @@ json to_json(const Measurement& m) {
       {"loss", json_or_null(m.loss)},
       {"skipped", json_or_null(m.skipped)},
       {"window_ns", json_or_null(m.window_ns)},
+      {"supply_changed", json_or_null(m.supply_changed)},
   };
   for (const auto& f : kTimeFields) json_set(j, f.metric->name, m.time_s.*f.field);
   j["breakdown"] = nullptr;
@@ -114,9 +115,12 @@ json to_json(const Run& r) {
                        {"fix", json_or_null(s.fix)},
                        {"update_interval_s", json_or_null(s.update_interval_s)},
                        {"simulated", s.simulated},
-                       {"contains", s.contains}});
+                       {"contains", s.contains},
+                       {"note", json_or_null(s.note)}});
   json idle = json::object();
-  for (const auto& [id, f] : r.idle) idle[id] = {{"power_w", f.power_w}, {"duration_s", f.duration_s}};
+  for (const auto& [id, f] : r.idle)
+    idle[id] = {{"power_w", f.power_w}, {"duration_s", f.duration_s}, {"sd_w", json_or_null(f.sd_w)},
+                {"windows", f.windows}};
   json ms = json::array();
   for (const auto& m : r.measurements) ms.push_back(to_json(m));
   return {{"schema_version", r.schema_version},
@@ -168,6 +172,7 @@ Measurement measurement_from_json(const json& j) {
   m.loss = json_optional<double>(j, "loss");
   m.skipped = json_optional<std::string>(j, "skipped");
   m.window_ns = json_optional<std::array<std::int64_t, 2>>(j, "window_ns");
+  m.supply_changed = json_optional<bool>(j, "supply_changed");
   if (j.contains("energy"))
     for (const auto& [id, e] : j["energy"].items()) {
       EnergyFigures f;
@@ -202,11 +207,13 @@ Run run_from_json(const json& j) {
     p.update_interval_s = json_optional<double>(s, "update_interval_s");
     p.simulated = s.value("simulated", false);
     if (s.contains("contains")) p.contains = s["contains"].get<std::vector<std::string>>();
+    p.note = json_optional<std::string>(s, "note");
     r.power_sources.push_back(p);
   }
   const json idle = j.value("idle", json::object());  // items() must not outlive its json
   for (const auto& [id, f] : idle.items())
-    r.idle[id] = IdleFigure{f.value("power_w", 0.0), f.value("duration_s", 0.0)};
+    r.idle[id] = IdleFigure{f.value("power_w", 0.0), f.value("duration_s", 0.0), json_optional<double>(f, "sd_w"),
+                            f.value("windows", 0)};
   for (const auto& m : j.value("measurements", json::array())) r.measurements.push_back(measurement_from_json(m));
   return r;
 }

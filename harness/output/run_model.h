@@ -61,6 +61,9 @@ struct Measurement {
   // CLOCK_MONOTONIC edges [t0, t1] of the timed loop (the energy window), on
   // the clock of samples.csv, so a plot can shade each measurement's region.
   std::optional<std::array<std::int64_t, 2>> window_ns;
+  // The supply state (mains/battery, a battery's status) changed inside
+  // window_ns, or may have; null when the run did not watch the supply.
+  std::optional<bool> supply_changed;
 };
 
 struct PowerSourceInfo {
@@ -70,10 +73,16 @@ struct PowerSourceInfo {
   std::optional<double> update_interval_s;
   bool simulated = false;
   std::vector<std::string> contains;
+  std::optional<std::string> note;  // how the source is read, and its caveats
 };
 
 struct IdleFigure {
   double power_w = 0, duration_s = 0;
+  // The spread of the idle baseline: the sample standard deviation of the
+  // mean power of `windows` equal parts of the idle period; net energy must
+  // clear it (harness/run/energy.h, apply_net).
+  std::optional<double> sd_w;
+  int windows = 0;
 };
 
 struct Run {

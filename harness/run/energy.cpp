@@ -2,14 +2,18 @@
 #include "harness/run/run_options.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdlib>
 #include <sstream>
 #include <thread>
 
+#include <fmt/core.h>
+
 #include "harness/output/text.h"
 #include "harness/run/timing.h"
 #include "power/headline.h"
+#include "power/net_energy.h"
 #include "power/supply_track.h"
 #include "workloads/error.h"
 
@@ -19,13 +23,16 @@ struct EnergyMeter::Impl {
   PowerOptions opts;
   std::vector<power::SourceStatus> status;
   std::unique_ptr<power::Sampler> sampler;
-  std::map<std::string, double> idle_w;
+  std::map<std::string, IdleFigure> idle;
   std::optional<std::string> headline;
   nlohmann::json headline_choice;  // the rule, the runner-up and why, for the run context
   bool running = false;
 };
 
 namespace {
+
+constexpr int kIdleParts = 6;      // parts of the idle period, for its spread
+constexpr double kNetFloor = 0.01;  // net energy below 1% of gross is not resolved
 
 // The run's headline source: power::choose_headline (one rule for run,
 // report and bench) over the sources sampled, with each battery's state from
@@ -112,6 +119,7 @@ std::vector<PowerSourceInfo> EnergyMeter::source_infos() const {
     if (!s.fix.empty()) p.fix = s.fix;
     if (s.update_interval_s > 0) p.update_interval_s = s.update_interval_s;
     p.contains = s.contains;
+    if (!s.note.empty()) p.note = s.note;
     v.push_back(std::move(p));
   }
   if (impl_->sampler)  // the interval the sources themselves report once opened
@@ -153,14 +161,43 @@ void EnergyMeter::measure_idle(Run& run) {
   const std::int64_t t0 = now_ns();
   std::this_thread::sleep_for(std::chrono::duration<double>(impl_->opts.idle_s));
   const std::int64_t t1 = now_ns();
+  // Equal parts of the idle period give the baseline's spread: the noise a
+  // window's net energy has to clear. Gauges updating slower than a part give
+  // repeated values and so a small spread; the 1% floor of apply_net covers them.
+  const int parts = kIdleParts;
   for (const auto& s : impl_->sampler->sources()) {
-    const power::WindowEnergy w = impl_->sampler->energy(s->id(), t0, t1);
-    impl_->idle_w[s->id()] = w.avg_power_w;
-    run.idle[s->id()] = IdleFigure{w.avg_power_w, double(t1 - t0) * 1e-9};
+    const power::WindowEnergy whole = impl_->sampler->energy(s->id(), t0, t1);
+    std::vector<double> means;
+    for (int k = 0; k < parts; ++k) {
+      const std::int64_t a = t0 + (t1 - t0) * k / parts, b = t0 + (t1 - t0) * (k + 1) / parts;
+      const power::WindowEnergy w = impl_->sampler->energy(s->id(), a, b);
+      if (std::isfinite(w.avg_power_w)) means.push_back(w.avg_power_w);
+    }
+    const power::IdleBaseline base = power::idle_baseline_from_windows(means);
+    IdleFigure f{whole.avg_power_w, double(t1 - t0) * 1e-9, std::nullopt, base.windows};
+    if (base.windows >= 2) f.sd_w = base.sd_w;
+    impl_->idle[s->id()] = f;
+    run.idle[s->id()] = f;
   }
 }
 
-std::map<std::string, EnergyFigures> EnergyMeter::window(std::int64_t t0, std::int64_t t1, double flop) {
+void apply_net(EnergyFigures& f, const IdleFigure& idle, double window_s, double flop) {
+  const power::IdleBaseline base{idle.power_w, idle.sd_w.value_or(0), idle.sd_w ? idle.windows : 0};
+  const power::NetEnergy n = power::net_energy(f.j, window_s, base);
+  std::string why = n.reason;
+  if (n.net_j && *n.net_j < kNetFloor * f.j)
+    why = fmt::format("net {:.4g} J is within 1% of the gross {:.4g} J (below what a meter resolves)", *n.net_j, f.j);
+  if (why.empty()) {
+    f.net_j = n.net_j;
+    if (flop > 0) f.flop_per_j_net = flop / *n.net_j;
+    return;
+  }
+  f.net_j.reset();
+  f.flop_per_j_net.reset();
+  f.why_low = f.why_low.empty() ? "no net figure: " + why : f.why_low + "; no net figure: " + why;
+}
+
+std::map<std::string, EnergyFigures> EnergyMeter::window(std::int64_t t0, std::int64_t t1, double flop, bool net) {
   std::map<std::string, EnergyFigures> out;
   if (!impl_->sampler || t1 <= t0) return out;
   const double dt = double(t1 - t0) * 1e-9;
@@ -170,18 +207,7 @@ std::map<std::string, EnergyFigures> EnergyMeter::window(std::int64_t t0, std::i
     f.j = w.j;
     f.avg_power_w = w.avg_power_w;
     if (w.j > 0 && flop > 0) f.flop_per_j = flop / w.j;
-    if (auto it = impl_->idle_w.find(s->id()); it != impl_->idle_w.end()) {
-      double net = w.j - it->second * dt;
-      // Within 1% of the idle level the difference is sensor noise: a FLOP/J
-      // divided by it would be a meaningless huge number, and energy is never negative.
-      if (net < 0.01 * w.j) {
-        f.why_low = net < 0 ? "gross energy below idle power x time" : "net energy within 1% of idle (noise)";
-        net = std::max(net, 0.0);
-      } else if (flop > 0) {
-        f.flop_per_j_net = flop / net;
-      }
-      f.net_j = net;
-    }
+    if (auto it = impl_->idle.find(s->id()); net && it != impl_->idle.end()) apply_net(f, it->second, dt, flop);
     if (w.low_confidence) f.why_low = f.why_low.empty() ? w.why_low : w.why_low + "; " + f.why_low;
     f.confidence = f.why_low.empty() ? "ok" : "low";
     out[s->id()] = f;

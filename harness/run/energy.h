@@ -23,6 +23,14 @@ struct PowerOptions {
   std::string headline_domain;      // empty: widest available
 };
 
+// Net energy of a window above the idle baseline, and net FLOP/J, only when
+// the net clears the noise: twice the idle windows' spread over the window
+// (power/net_energy.h) and 1% of the gross energy (a meter's resolution; a
+// perfectly steady idle trace has no spread). Otherwise both stay null and
+// why_low says which bound it missed. One rule for GEMM windows, GPT-2 steps
+// and per-op sums.
+void apply_net(EnergyFigures& f, const IdleFigure& idle, double window_s, double flop);
+
 class EnergyMeter {
  public:
   explicit EnergyMeter(const PowerOptions& o);
@@ -38,9 +46,13 @@ class EnergyMeter {
   double slowest_gauge_interval_s() const;
   void start();
   void stop();
-  // Sleeps opts.idle_s measuring idle power per source; fills run.idle.
+  // Sleeps opts.idle_s measuring idle power per source, as the mean and the
+  // spread of its parts; fills run.idle.
   void measure_idle(Run& run);
-  std::map<std::string, EnergyFigures> window(std::int64_t t0_ns, std::int64_t t1_ns, double flop);
+  // Energy per source over [t0, t1]; with net, also the net figures (apply_net).
+  // A caller summing many short windows asks for net=false and applies the
+  // rule to the sum.
+  std::map<std::string, EnergyFigures> window(std::int64_t t0_ns, std::int64_t t1_ns, double flop, bool net = true);
   std::vector<power::SourceSamples> drain_samples();
   static std::int64_t now_ns();
 

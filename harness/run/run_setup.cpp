@@ -12,19 +12,46 @@ namespace flopwatt {
 
 namespace {
 
-// Mains or battery, and the charge, as the power_supply class reports them.
-void add_power_state(nlohmann::json& c, const std::string& root) {
-  const auto ps = power::read_power_state(root);
-  if (!ps) return;  // no supply at all: a desktop or a VM; the context keeps null
-  c["ac_online"] = ps->ac_online ? nlohmann::json(*ps->ac_online) : nlohmann::json(nullptr);
-  c["ac_inferred_from_battery_status"] = ps->ac_inferred;
-  c["battery_percent"] = ps->battery_percent ? nlohmann::json(*ps->battery_percent) : nlohmann::json(nullptr);
+constexpr double kSupplyPollS = 1.0;  // an ACPI round trip per poll: slow enough to cost nothing
+
+nlohmann::json power_state_json(const power::PowerState& ps) {
   nlohmann::json bats = nlohmann::json::array();
-  for (const auto& b : ps->batteries)
+  for (const auto& b : ps.batteries)
     bats.push_back({{"name", b.name},
                     {"status", power::to_string(b.status)},
                     {"percent", b.percent ? nlohmann::json(*b.percent) : nlohmann::json(nullptr)}});
-  c["batteries"] = bats;
+  return {{"ac_online", ps.ac_online ? nlohmann::json(*ps.ac_online) : nlohmann::json(nullptr)},
+          {"ac_inferred_from_battery_status", ps.ac_inferred},
+          {"battery_percent", ps.battery_percent ? nlohmann::json(*ps.battery_percent) : nlohmann::json(nullptr)},
+          {"batteries", bats}};
+}
+
+// Mains or battery, and the charge, as the power_supply class reports them.
+// Returns whether the machine has a supply to watch.
+bool add_power_state(nlohmann::json& c, const std::string& root) {
+  const auto ps = power::read_power_state(root);
+  if (!ps) return false;  // no supply at all: a desktop or a VM; the context keeps null
+  const nlohmann::json state = power_state_json(*ps);  // items() must not outlive its json
+  for (const auto& [k, v] : state.items()) c[k] = v;
+  return true;
+}
+
+// The supply's changes during the run, its state at the end, and a flag on
+// every measurement whose window may have seen a change.
+void record_supply(OpenRun& r) {
+  if (!r.supply) return;
+  r.supply->stop();  // one last poll: every window's end is covered
+  const power::SupplyTrack track = r.supply->track();
+  nlohmann::json& c = r.session->run().context;
+  nlohmann::json changes = nlohmann::json::array();
+  for (const auto& ch : track.changes())
+    changes.push_back({{"t_ns", ch.t_ns}, {"after_ns", ch.after_ns}, {"what", ch.what}, {"from", ch.old_value},
+                       {"to", ch.new_value}});
+  c["supply_changes"] = changes;
+  const auto end = power::read_power_state(r.root);
+  c["supply_end"] = end ? power_state_json(*end) : nlohmann::json(nullptr);
+  for (auto& m : r.session->run().measurements)
+    if (m.window_ns && !m.supply_changed) m.supply_changed = track.changed_during((*m.window_ns)[0], (*m.window_ns)[1]);
 }
 
 }  // namespace
@@ -33,21 +60,22 @@ OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& b
                  const nlohmann::json& extra_context) {
   install_interrupt_handler();
   OpenRun r;
+  r.root = resolve_sysfs_root(o.power.sysfs_root);
   r.meter = std::make_unique<EnergyMeter>(o.power);
   Run header;
   header.flopwatt_version = FLOPWATT_VERSION;
   header.run_id = make_run_id();
-  header.context = collect_context(o.power.sysfs_root, backends);
-  add_power_state(header.context, o.power.sysfs_root);
-  header.context["temperatures_start"] = temperatures_json(power::read_temperatures(o.power.sysfs_root));
+  header.context = collect_context(r.root, backends);
+  if (add_power_state(header.context, r.root)) r.supply = std::make_unique<power::SupplyMonitor>(r.root, kSupplyPollS);
+  header.context["temperatures_start"] = temperatures_json(power::read_temperatures(r.root));
   for (const auto& [k, v] : extra_context.items()) header.context[k] = v;
   header.power_sources = r.meter->source_infos();
   header.headline_source = r.meter->headline_source();
   if (const auto hc = r.meter->headline_choice(); !hc.is_null()) header.context["headline"] = hc;
   const std::string out = o.out.empty() ? "results/runs/" + header.run_id : o.out;
   r.session = std::make_unique<Session>(std::move(header), out, o.overwrite);
-  r.root = o.power.sysfs_root;
   r.backends = backends;
+  if (r.supply) r.supply->start();
   r.meter->start();
   r.meter->measure_idle(r.session->run());
   r.session->add_samples(r.meter->drain_samples());
@@ -60,6 +88,7 @@ void close_run(OpenRun& r, bool complete) {
   r.session->run().context["temperatures_end"] = temperatures_json(power::read_temperatures(r.root));
   for (const Backend* b : r.backends) r.session->run().context["backends"][b->name()] = backend_notes(*b);
   r.session->add_samples(r.meter->drain_samples());
+  record_supply(r);
   r.session->finish(complete);
 }
 
@@ -79,6 +108,11 @@ int end_run(OpenRun& r, bool complete, std::FILE* out, RunEnding ending) {
     make_writer("console", console)->finalize(r.session->run());
   }
   else fmt::print(out, "report: {}/run.json\n", r.session->out_dir());
+  std::size_t flagged = 0;
+  for (const auto& m : r.session->run().measurements) flagged += m.supply_changed.value_or(false);
+  if (flagged)
+    fmt::print(stderr, "warning: the power supply changed during {} measurement(s) (supply_changed in run.json; "
+                       "context.supply_changes says when)\n", flagged);
   if (complete) return 0;
   fmt::print(stderr, "interrupted: partial report kept in {}/run.json\n", r.session->out_dir());
   return 130;

@@ -12,6 +12,7 @@
 #include "harness/run/energy.h"
 #include "harness/run/run_options.h"
 #include "harness/run/session.h"
+#include "power/supply_track.h"
 
 namespace flopwatt {
 
@@ -23,6 +24,10 @@ struct OpenRun {
   // reads their notes again: some notes (cpu:onednn's per-shape choices) are
   // only known once the backend has run.
   std::vector<const Backend*> backends;
+  // Watches mains/battery during the run (null on a machine without a
+  // power supply class, a desktop or a VM): changes go into the context and
+  // the measurements whose windows overlap one are flagged supply_changed.
+  std::unique_ptr<power::SupplyMonitor> supply;
 };
 
 // Builds the Run header (context incl. `extra_context`, power sources), creates

@@ -105,7 +105,7 @@ std::map<std::string, EnergyFigures> interval_energy(EnergyMeter& meter, const R
   for (const auto& [t0, t1] : iv) {
     dt += double(t1 - t0) * 1e-9;
     lens.push_back(double(t1 - t0) * 1e-9);
-    for (auto& [id, f] : meter.window(t0, t1, 0)) {
+    for (auto& [id, f] : meter.window(t0, t1, 0, /*net=*/false)) {
       out[id].j += f.j;
       if (!f.why_low.empty() && why[id].empty()) why[id] = f.why_low;
     }
@@ -114,16 +114,13 @@ std::map<std::string, EnergyFigures> interval_energy(EnergyMeter& meter, const R
   for (auto& [id, f] : out) {
     f.avg_power_w = dt > 0 ? f.j / dt : 0;
     if (f.j > 0 && total_flop > 0) f.flop_per_j = total_flop / f.j;
-    if (auto it = run.idle.find(id); it != run.idle.end()) {
-      const double net = std::max(0.0, f.j - it->second.power_w * dt);
-      f.net_j = net;
-      if (net > 0 && total_flop > 0) f.flop_per_j_net = total_flop / net;
-    }
     if (iv.size() > 1 && median_len < 3 * sample_period_s)
       f.why_low = fmt::format("sum of {} intervals of median {:.3g} ms, shorter than 3 sampling periods ({:.3g} ms): "
                               "interpolated, i.e. average power x time within each sample period",
                               iv.size(), median_len * 1e3, sample_period_s * 1e3);
     if (!why[id].empty()) f.why_low += (f.why_low.empty() ? "" : "; ") + why[id];
+    // The same noise rule as a single window, over the intervals' total length.
+    if (auto it = run.idle.find(id); it != run.idle.end()) apply_net(f, it->second, dt, total_flop);
     f.confidence = f.why_low.empty() ? "ok" : "low";
   }
   return out;
@@ -317,6 +314,7 @@ bool Gpt2Runner::run_steps(OpenRun& run, gpt2::Profiler& prof, std::vector<StepR
                    prof.modelled_j_total - j0, prof.records()};
     Measurement m = base("step");
     m.step = s;
+    m.window_ns = {t0, t1};
     m.reps = 1;
     m.rep_times_s = {rec.seconds};
     m.time_s = summarize(m.rep_times_s);
@@ -391,6 +389,7 @@ Measurement Gpt2Runner::steps_measurement(const std::vector<const StepRecord*>& 
   m.flop_per_s = m.time_s.median > 0 ? step_flop_ / m.time_s.median : 0;
   m.loss = measured.back()->loss;
   m.count_per_step = 1;
+
   m.simulated = backend_->simulated();
   if (m.simulated) {
     double j = 0;
@@ -424,11 +423,20 @@ bool Gpt2Runner::train(OpenRun& run, double sample_period_s, std::FILE* out) {
   Session& session = *run.session;
   if (!measured.empty()) {
     const auto rows = collect_op_rows(measured, o_.per_layer);
+    // Per-op and summary rows span every measured step (no window_ns of
+    // their own, which would shade the whole trace in a plot): their supply
+    // flag is whether anything changed from the first measured step to the last.
+    std::optional<bool> supply_changed;
+    if (run.supply) {
+      run.supply->poll_now();
+      supply_changed = run.supply->track().changed_during(measured.front()->t0, measured.back()->t1);
+    }
     std::vector<Measurement> table;
     std::vector<double> other(measured.size());  // step time no op accounts for
     for (std::size_t k = 0; k < measured.size(); ++k) other[k] = measured[k]->seconds;
     for (const auto& [key, row] : rows) {
       Measurement m = op_measurement(row, prof, run, sample_period_s);
+      m.supply_changed = supply_changed;
       if (row.layer < 0) {
         for (std::size_t k = 0; k < measured.size(); ++k) other[k] -= row.step_s[k];
         table.push_back(m);
@@ -436,7 +444,8 @@ bool Gpt2Runner::train(OpenRun& run, double sample_period_s, std::FILE* out) {
       session.add(std::move(m));
     }
     // The headline: every step after warm-up as one measurement.
-    const Measurement m = steps_measurement(measured, prof, run, sample_period_s);
+    Measurement m = steps_measurement(measured, prof, run, sample_period_s);
+    m.supply_changed = supply_changed;
     session.add(m);
     print_table(out, table, m, quantile(other, 0.5), !m.energy.empty(), session.run().headline_source);
   }

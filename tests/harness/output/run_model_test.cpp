@@ -41,15 +41,21 @@ TEST(RunModel, JsonRoundTripKeepsEveryField) {
   flopwatt::Run r;
   r.run_id = "x";
   r.context = {{"cpu", "test"}};
-  r.power_sources.push_back({"battery:BAT0", "battery", "gauge", true, std::nullopt, std::nullopt, 1.0, false, {}});
-  r.idle["battery:BAT0"] = {3.5, 3.0};
+  r.power_sources.push_back(
+      {"battery:BAT0", "battery", "gauge", true, std::nullopt, std::nullopt, 1.0, false, {}, "power_now, uW"});
+  r.idle["battery:BAT0"] = {3.5, 3.0, 0.25, 6};
   r.measurements.push_back(sample_measurement());
+  r.measurements.back().supply_changed = true;
   const nlohmann::json j = to_json(r);
   const flopwatt::Run back = run_from_json(j);
   EXPECT_EQ(to_json(back), j);
   EXPECT_TRUE(j["measurements"][0]["loss"].is_null());
   EXPECT_TRUE(j["measurements"][0]["layer"].is_null());
   EXPECT_EQ(j["measurements"][0]["energy"]["battery:BAT0"]["confidence"], "low");
+  EXPECT_EQ(j["measurements"][0]["supply_changed"], true);
+  EXPECT_EQ(j["power_sources"][0]["note"], "power_now, uW");
+  EXPECT_EQ(j["idle"]["battery:BAT0"]["sd_w"], 0.25);
+  EXPECT_EQ(j["idle"]["battery:BAT0"]["windows"], 6);
 }
 
 TEST(CsvReporter, ColumnsAreTheUnionOfEnergySources) {

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "workloads/error.h"
 
@@ -97,6 +98,57 @@ TEST_F(RunSetupTest, ADirectoryHoldingARunIsKeptUnlessOverwriteIsGiven) {
   OpenRun r = open_run(o_, {}, {});
   EXPECT_NE(read_json(dir_ / "run" / "run.json")["run_id"], first);
   close_run(r, true);
+}
+
+TEST_F(RunSetupTest, AnUnplugDuringTheRunIsRecordedAndItsWindowFlagged) {
+  // A copy of the charging laptop whose adapter the test pulls mid-run.
+  const fs::path root = dir_ / "machine";
+  fs::copy(o_.power.sysfs_root, root, fs::copy_options::recursive);
+  o_.power.sysfs_root = root.string();
+  OpenRun r = open_run(o_, {}, {});
+  ASSERT_TRUE(r.supply);
+  auto measurement = [&](std::int64_t t0, std::int64_t t1) {
+    Measurement m;
+    m.workload = "gemm";
+    m.op = "w";
+    m.backend = "cpu:test";
+    m.window_ns = {{t0, t1}};
+    r.session->add(m);
+  };
+  const std::int64_t a0 = EnergyMeter::now_ns();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  measurement(a0, EnergyMeter::now_ns());
+  // A poll between the windows (the monitor's own, once a second, in a run):
+  // without it the change could have happened in either window, and both are flagged.
+  r.supply->poll_now();
+  const std::int64_t b0 = EnergyMeter::now_ns();
+  // As the kernel reports an unplug: the adapter offline, the battery discharging
+  // (Documentation/ABI/testing/sysfs-class-power: online, status).
+  std::ofstream(root / "sys/class/power_supply/AC/online") << "0\n";
+  std::ofstream(root / "sys/class/power_supply/BAT0/status") << "Discharging\n";
+  r.supply->poll_now();
+  measurement(b0, EnergyMeter::now_ns());
+  close_run(r, true);
+  const auto j = read_json(dir_ / "run" / "run.json");
+  EXPECT_EQ(j["measurements"][0]["supply_changed"], false);
+  EXPECT_EQ(j["measurements"][1]["supply_changed"], true);
+  const auto& c = j["context"];
+  EXPECT_EQ(c["ac_online"], true);  // the start
+  EXPECT_EQ(c["supply_end"]["ac_online"], false);
+  bool supply = false;
+  for (const auto& ch : c["supply_changes"]) supply = supply || (ch["what"] == "supply" && ch["to"] == "battery");
+  EXPECT_TRUE(supply) << c["supply_changes"].dump();
+}
+
+TEST_F(RunSetupTest, AMachineWithoutASupplyClassIsNotWatched) {
+  fs::create_directories(dir_ / "desktop");
+  o_.power.sysfs_root = (dir_ / "desktop").string();
+  OpenRun r = open_run(o_, {}, {});
+  EXPECT_FALSE(r.supply);
+  close_run(r, true);
+  const auto j = read_json(dir_ / "run" / "run.json");
+  EXPECT_TRUE(j["context"]["ac_online"].is_null());
+  EXPECT_FALSE(j["context"].contains("supply_changes"));
 }
 
 }  // namespace
