@@ -6,7 +6,7 @@
 #include <fstream>
 #include <limits>
 
-#include <nlohmann/json.hpp>
+#include <fmt/core.h>
 
 #include "workloads/error.h"
 
@@ -474,6 +474,7 @@ Gpt2Step model_gpt2_step(const ScratchpadNpu& dev, const Gpt2Dims& g, const std:
   for (const OtherOp& o : others) {
     const double t = roofline_seconds(dev, o.flop, o.bytes);
     st.other_s += t;
+    if (o.backward) st.other_backward_s += t;
     other_j += dev.static_w * t + 1e-12 * (o.flop / 2 * dev.pj_per_mac + o.bytes * (dev.pj_per_byte_dram + 2 * dev.pj_per_byte_sram));
   }
   st.step_standard_s = st.forward_gemm_s + st.other_s + st.backward_linear_standard_s;
@@ -481,6 +482,85 @@ Gpt2Step model_gpt2_step(const ScratchpadNpu& dev, const Gpt2Dims& g, const std:
   st.step_standard_j += fwd_j + other_j;
   st.step_chosen_j += fwd_j + other_j;
   return st;
+}
+
+namespace {
+
+std::string order_name(const BwdResult& r) {
+  return std::string(to_string(r.order)) + "/" + to_string(r.partition);
+}
+
+nlohmann::json result_json(const BwdResult& r) {
+  return {{"order", to_string(r.order)},
+          {"partition", to_string(r.partition)},
+          {"bytes",
+           {{"dY", r.bytes.dY}, {"X", r.bytes.X}, {"W", r.bytes.W}, {"dX", r.bytes.dX}, {"dW", r.bytes.dW},
+            {"psum_write", r.bytes.psum_write}, {"psum_read", r.bytes.psum_read}, {"total", r.bytes.total()}}},
+          {"flop", r.flop()},
+          {"time_s", r.time_s},
+          {"compute_s", r.compute_s},
+          {"memory_s", r.memory_s},
+          {"energy_j", r.energy_j},
+          {"flop_per_s", r.flop() / r.time_s},
+          {"flop_per_j", r.flop() / r.energy_j}};
+}
+
+}  // namespace
+
+std::string format_gpt2_step(const ScratchpadNpu& dev, const Gpt2Dims& g, const Gpt2Step& st) {
+  std::string s = fmt::format(
+      "{} [simulated: fused backward model] {} core(s) x {:.0f} KiB scratchpad, {:.2f} TMAC/s per core, DRAM {:.1f} GB/s\n"
+      "  taken from: {}\n"
+      "GPT-2 C={} L={} Vp={}, {} tokens per step; per linear layer, one occurrence:\n",
+      dev.name, dev.cores, dev.scratchpad_bytes / 1024.0, dev.macs_per_s / 1e12, dev.dram_bytes_per_s / 1e9,
+      dev.taken_from, g.C, g.L, g.Vp, g.tokens);
+  s += fmt::format("{:<8} {:>22} | {:>9} {:>9} {:>8} {:>8} | {:<22} {:>9} {:>9} {:>8} {:>8} | {:>7}\n", "layer",
+                   "M x N x K", "std MB", "std ms", "TFLOP/s", "GFLOP/J", "chosen", "MB", "ms", "TFLOP/s", "GFLOP/J",
+                   "speedup");
+  for (const auto& l : st.layers) {
+    const auto& a = l.standard;
+    const auto& b = l.chosen;
+    s += fmt::format("{:<8} {:>22} | {:>9.1f} {:>9.3f} {:>8.2f} {:>8.1f} | {:<22} {:>9.1f} {:>9.3f} {:>8.2f} {:>8.1f} | {:>6.3f}x\n",
+                     l.layer, fmt::format("{}x{}x{}", l.shape.M, l.shape.N, l.shape.K), a.bytes.total() / 1e6,
+                     a.time_s * 1e3, a.flop() / a.time_s / 1e12, a.flop() / a.energy_j / 1e9, order_name(b),
+                     b.bytes.total() / 1e6, b.time_s * 1e3, b.flop() / b.time_s / 1e12, b.flop() / b.energy_j / 1e9,
+                     a.time_s / b.time_s);
+  }
+  s += fmt::format("step (modelled): forward GEMMs {:.3f} ms, other ops {:.3f} ms (backward part {:.3f} ms)\n",
+                   st.forward_gemm_s * 1e3, st.other_s * 1e3, st.other_backward_s * 1e3);
+  s += fmt::format("  linear backwards  {:9.3f} -> {:9.3f} ms  speedup {:.3f}x\n", st.backward_linear_standard_s * 1e3,
+                   st.backward_linear_chosen_s * 1e3, st.backward_linear_standard_s / st.backward_linear_chosen_s);
+  s += fmt::format("  backward pass     {:9.3f} -> {:9.3f} ms  speedup {:.3f}x\n", st.backward_standard_s() * 1e3,
+                   st.backward_chosen_s() * 1e3, st.backward_standard_s() / st.backward_chosen_s());
+  s += fmt::format("  training step     {:9.3f} -> {:9.3f} ms  speedup {:.3f}x; energy {:.4g} -> {:.4g} J\n",
+                   st.step_standard_s * 1e3, st.step_chosen_s * 1e3, st.step_standard_s / st.step_chosen_s,
+                   st.step_standard_j, st.step_chosen_j);
+  return s;
+}
+
+nlohmann::json gpt2_step_to_json(const ScratchpadNpu& dev, const Gpt2Dims& g, const Gpt2Step& st) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& l : st.layers)
+    layers.push_back({{"layer", l.layer},
+                      {"count", l.count},
+                      {"shape", {{"M", l.shape.M}, {"N", l.shape.N}, {"K", l.shape.K}}},
+                      {"standard", result_json(l.standard)},
+                      {"chosen", result_json(l.chosen)}});
+  return {{"simulated", true},
+          {"device",
+           {{"name", dev.name}, {"taken_from", dev.taken_from}, {"cores", dev.cores},
+            {"scratchpad_bytes", dev.scratchpad_bytes}, {"macs_per_s_per_core", dev.macs_per_s},
+            {"dram_bytes_per_s", dev.dram_bytes_per_s}}},
+          {"gpt2", {{"C", g.C}, {"L", g.L}, {"Vp", g.Vp}, {"tokens", g.tokens}}},
+          {"layers", layers},
+          {"step",
+           {{"forward_gemm_s", st.forward_gemm_s},
+            {"other_s", st.other_s},
+            {"other_backward_s", st.other_backward_s},
+            {"backward_linear_s", {{"standard", st.backward_linear_standard_s}, {"chosen", st.backward_linear_chosen_s}}},
+            {"backward_s", {{"standard", st.backward_standard_s()}, {"chosen", st.backward_chosen_s()}}},
+            {"step_s", {{"standard", st.step_standard_s}, {"chosen", st.step_chosen_s}}},
+            {"step_j", {{"standard", st.step_standard_j}, {"chosen", st.step_chosen_j}}}}}};
 }
 
 }  // namespace flopwatt::npu

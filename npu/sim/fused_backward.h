@@ -30,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "npu/plan/device.h"
 
 namespace flopwatt::npu {
@@ -115,6 +117,7 @@ struct Gpt2Dims {
 struct OtherOp {  // a non-linear op of the step, as a roofline (occurrences folded in)
   std::string name;
   double flop = 0, bytes = 0;
+  bool backward = false;  // part of the backward pass
 };
 struct Gpt2LayerRow {
   std::string layer;  // "qkv", "attproj", "fc", "fcproj", "lm_head"
@@ -124,11 +127,16 @@ struct Gpt2LayerRow {
 };
 struct Gpt2Step {
   std::vector<Gpt2LayerRow> layers;
-  double forward_gemm_s = 0, other_s = 0;
+  double forward_gemm_s = 0, other_s = 0, other_backward_s = 0;
   double backward_linear_standard_s = 0, backward_linear_chosen_s = 0;
   double step_standard_s = 0, step_chosen_s = 0;
   double step_standard_j = 0, step_chosen_j = 0;
+  double backward_standard_s() const { return backward_linear_standard_s + other_backward_s; }
+  double backward_chosen_s() const { return backward_linear_chosen_s + other_backward_s; }
 };
 Gpt2Step model_gpt2_step(const ScratchpadNpu& dev, const Gpt2Dims& g, const std::vector<OtherOp>& others);
+// The per-layer table and the step summary, every figure labelled simulated.
+std::string format_gpt2_step(const ScratchpadNpu& dev, const Gpt2Dims& g, const Gpt2Step& st);
+nlohmann::json gpt2_step_to_json(const ScratchpadNpu& dev, const Gpt2Dims& g, const Gpt2Step& st);
 
 }  // namespace flopwatt::npu
