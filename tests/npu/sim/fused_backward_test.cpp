@@ -46,14 +46,32 @@ TEST(FusedBackward, DxMajorHandCount) {
   expect_bytes(t, kDY, 2 * kX, 4 * kW, kDX, kDW, 1 * kDX + 3 * kDW, 1 * kDX + 3 * kDW);
 }
 
-// The mirror: 2 column blocks outer, 4 row blocks inner: W once per row
-// block... per inner pass: W and dW stream 4x (3 extra dW), X and dX 2x (1 extra dX).
+// The mirror: 2 column blocks of dY outer, 4 row blocks inner, and again no
+// panel fits beside the 64x64 tile: W and dW stream once per inner row block
+// (4x, three extra dW), X and dX once per outer column block (2x, one extra
+// dX). With square tiles and nothing resident both fused orders move the same
+// bytes; the next test gives them room to differ.
 TEST(FusedBackward, DwMajorHandCount) {
   std::int64_t tm = 0, tn = 0;
   const BwdTraffic t = core_traffic(BwdOrder::DwMajor, kShape, 128 * 1024, 64, 2, 4, &tm, &tn);
   EXPECT_EQ(tm, 64);
   EXPECT_EQ(tn, 64);
   expect_bytes(t, kDY, 2 * kX, 4 * kW, kDX, kDW, 1 * kDX + 3 * kDW, 1 * kDX + 3 * kDW);
+}
+
+// Where the two fused orders part: 160 KiB holds one 64-row panel of the
+// outer side (64 x 256 x (2 + 4) B = 96 KiB) beside a double-buffered 64x64
+// dY tile (16 KiB) and the inner side's 64-deep slices (48 KiB), and no more.
+//   dx-major (row blocks of dY outer): the X/dX panel of a row block stays,
+//     so X is read once and dX has no partial sums; W streams once per row
+//     block (4x) with three write-and-read-backs of dW.
+//   dw-major (column blocks outer): the W/dW panel stays, W once, no dW
+//     partial sums; X streams once per column block (2x), one extra dX.
+// A model that swapped the two orders' operands fails both.
+TEST(FusedBackward, DxMajorAndDwMajorKeepDifferentPanels) {
+  const std::int64_t S = 160 * 1024;
+  expect_bytes(core_traffic(BwdOrder::DxMajor, kShape, S, 64, 2, 4), kDY, kX, 4 * kW, kDX, kDW, 3 * kDW, 3 * kDW);
+  expect_bytes(core_traffic(BwdOrder::DwMajor, kShape, S, 64, 2, 4), kDY, 2 * kX, kW, kDX, kDW, kDX, kDX);
 }
 
 // Standard, 128 KiB each GEMM. dX = dY W (P=256, Q=256, R=128): the best
