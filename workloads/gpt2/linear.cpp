@@ -141,9 +141,12 @@ void GemmRunner::backward(float* dinp, float* dW, float* dbias, const float* dou
                                     cache_bytes_ > 0 ? cache_bytes_ : default_block_cache_bytes(), block_rows_);
   const std::int64_t rows = last_plan_.interleaved ? last_plan_.block_rows : std::int64_t(N);
   // Standard order: one block of all N rows, dX over every row before dW.
-  // Interleaved: each block of dY feeds dX and then dW while it is in cache;
-  // dW sums the blocks through beta = 1, so the first block alone decides
-  // whether the old dW is kept.
+  // Interleaved: each block of rows of dY feeds dX[blk] = dY[blk] W and then
+  // dW += dY[blk]^T X[blk] while the block is still in cache. dW accumulates
+  // across blocks (beta = 1 after the first), so every block reads and writes
+  // all of dW: that is the order's price, paid back only when W and dW stay in
+  // cache or dY is large (grad_order.h's traffic model). The first block alone
+  // decides whether the old dW is kept.
   auto at = [e](const void* p, std::int64_t elems) { return static_cast<const unsigned char*>(p) + elems * e; };
   for (std::int64_t r0 = 0; r0 < N; r0 += rows) {
     const std::int64_t r = std::min<std::int64_t>(rows, N - r0);

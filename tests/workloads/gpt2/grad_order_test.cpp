@@ -195,8 +195,11 @@ TEST(GradOrder, PlanFollowsTheTrafficModel) {
 // that composes the per-layer one: a gradient passes through at most 4L+1
 // linear backwards, each adding at most 2 gamma_m of its operands' magnitude,
 // so per tensor |d| <= (4L+1) 2 gamma_m max|g| with m the longest reduction
-// (N tokens or Vp), times 4 for the nonlinear ops between (GELU, LayerNorm,
-// attention backward) whose derivatives are at most a few units on these inputs.
+// (N tokens or Vp). The factor 4 for the nonlinear ops between (GELU,
+// LayerNorm, attention backward) is an estimate, not a proof: their
+// derivatives stay within a few units on this fixture. For the tiny model
+// (L = 2, Vp = 128) the bound is 5.5e-4 of each tensor's largest gradient;
+// leaving out one block's dW contribution exceeds it.
 TEST(GradOrder, WholeModelLossAndEveryGradientMatchTheStandardOrder) {
   const std::string dir = std::string(FLOPWATT_TEST_FIXTURES) + "/gpt2/";
   const Config cfg = read_checkpoint_config(dir + "tiny_model.bin");
