@@ -106,4 +106,13 @@ LinearBackwardPlan plan_linear_backward(GradOrder o, std::int64_t N, std::int64_
   return p;
 }
 
+std::vector<LinearBackwardShape> linear_backward_shapes(const Config& c, std::int64_t tokens) {
+  const std::int64_t C = c.C;
+  return {{"qkv", tokens, C, 3 * C, c.L},
+          {"attproj", tokens, C, C, c.L},
+          {"fc", tokens, C, 4 * C, c.L},
+          {"fcproj", tokens, 4 * C, C, c.L},
+          {"lm_head", tokens, C, c.Vp, 1}};
+}
+
 }  // namespace flopwatt::gpt2

@@ -14,7 +14,11 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "workloads/gpt2/config.h"
 
 namespace flopwatt::gpt2 {
 
@@ -53,5 +57,16 @@ struct LinearBackwardPlan {
 LinearBackwardPlan plan_linear_backward(GradOrder o, std::int64_t N, std::int64_t K, std::int64_t OC,
                                         std::int64_t elem_bytes, bool accumulate_dW, std::int64_t cache_bytes,
                                         std::int64_t block_rows_override = 0);
+
+// One linear layer's backward pair, dX(N,K) = dY(N,OC) W(OC,K) and
+// dW(OC,K) += dY^T X(N,K), as model.cpp calls it.
+struct LinearBackwardShape {
+  std::string layer;  // "qkv", "attproj", "fc", "fcproj", "lm_head"
+  std::int64_t N = 0, K = 0, OC = 0;
+  int count_per_step = 0;
+  double flop() const { return 4.0 * double(N) * double(K) * double(OC); }  // both GEMMs
+};
+// The five distinct backward pairs of a training step with `tokens` = B*T rows.
+std::vector<LinearBackwardShape> linear_backward_shapes(const Config& c, std::int64_t tokens);
 
 }  // namespace flopwatt::gpt2

@@ -28,6 +28,7 @@
 #include "workloads/gpt2/checkpoint.h"
 #include "workloads/gpt2/linear.h"
 #include "workloads/gpt2/model.h"
+#include "workloads/gpt2/op_table.h"
 #include "workloads/gpt2/token_data.h"
 
 namespace flopwatt::gpt2 {
@@ -188,6 +189,26 @@ TEST(GradOrder, PlanFollowsTheTrafficModel) {
   EXPECT_EQ(parse_grad_order("interleaved"), GradOrder::Interleaved);
   EXPECT_EQ(parse_grad_order("standard"), GradOrder::Standard);
   EXPECT_FALSE(parse_grad_order("dX-major"));
+}
+
+// The microbenchmark's pairs are the model's: each pair's FLOPs (plus
+// dbias) and count equal the op table's backward op (written independently, from llm.c's
+// matmul_backward), for GPT-2 124M at llm.c's B=4, T=1024.
+TEST(GradOrder, BackwardPairsAreTheModelsLinearBackwards) {
+  const Config c = preset("d12");
+  const auto pairs = linear_backward_shapes(c, 4 * 1024);
+  ASSERT_EQ(pairs.size(), 5u);
+  const std::pair<const char*, Op> ops[] = {{"qkv", Op::QkvBwd}, {"attproj", Op::AttprojBwd}, {"fc", Op::FcBwd},
+                                            {"fcproj", Op::FcprojBwd}, {"lm_head", Op::LmHeadBwd}};
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    SCOPED_TRACE(pairs[i].layer);
+    EXPECT_EQ(pairs[i].layer, ops[i].first);
+    EXPECT_EQ(pairs[i].N, 4096);
+    // The op also sums dY's rows into dbias (N*OC adds); lm_head has no bias.
+    const double dbias = pairs[i].layer == "lm_head" ? 0.0 : double(pairs[i].N) * double(pairs[i].OC);
+    EXPECT_DOUBLE_EQ(pairs[i].flop() + dbias, op_cost(ops[i].second, c, 4, 1024, DType::F32).flop);
+    EXPECT_EQ(pairs[i].count_per_step, op_occurrences(ops[i].second, c));
+  }
 }
 
 // The whole model: one training step from the same parameters gives the same
