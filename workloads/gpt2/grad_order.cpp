@@ -115,4 +115,13 @@ std::vector<LinearBackwardShape> linear_backward_shapes(const Config& c, std::in
           {"lm_head", tokens, C, c.Vp, 1}};
 }
 
+std::vector<LayerBackwardChoice> plan_model_backward(const Config& c, GradOrder o, std::int64_t tokens,
+                                                     std::int64_t elem_bytes, std::int64_t cache_bytes) {
+  std::vector<LayerBackwardChoice> v;
+  for (const auto& s : linear_backward_shapes(c, tokens))
+    v.push_back({s, plan_linear_backward(o, s.N, s.K, s.OC, elem_bytes, false, cache_bytes),
+                 cpu_backward_traffic(s.N, s.K, s.OC, elem_bytes, false, cache_bytes)});
+  return v;
+}
+
 }  // namespace flopwatt::gpt2

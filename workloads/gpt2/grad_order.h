@@ -69,4 +69,14 @@ struct LinearBackwardShape {
 // The five distinct backward pairs of a training step with `tokens` = B*T rows.
 std::vector<LinearBackwardShape> linear_backward_shapes(const Config& c, std::int64_t tokens);
 
+// What each of the model's linear backwards runs under order `o` at `tokens`
+// rows (dW overwritten, as after zero_grad), with both orders' modelled bytes.
+struct LayerBackwardChoice {
+  LinearBackwardShape shape;
+  LinearBackwardPlan plan;
+  CpuBackwardTraffic traffic;
+};
+std::vector<LayerBackwardChoice> plan_model_backward(const Config& c, GradOrder o, std::int64_t tokens,
+                                                     std::int64_t elem_bytes, std::int64_t cache_bytes);
+
 }  // namespace flopwatt::gpt2
