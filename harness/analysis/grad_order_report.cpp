@@ -103,6 +103,33 @@ std::vector<Row> build(const std::vector<LoadedRun>& runs) {
 
 std::string mb(const std::optional<double>& b) { return b ? fmt::format("{:.1f}", *b / 1e6) : "-"; }
 
+// One simulator run's NPU model rows (context.gpt2.grad_order_npu_model).
+void npu_model_markdown(std::ostream& os, const std::string& label, const json& nm) {
+  os << fmt::format("\n### {}: NPU fused-backward model of {} [simulated]\n\n", label,
+                    nm["device"].value("name", "?"))
+     << "Per occurrence of each linear layer: the standard order (best partitioning) against the order and "
+        "partitioning with the least modelled time; then the step.\n\n"
+        "| layer | M x N x K | standard MB | ms | GFLOP/s | GFLOP/J | chosen | MB | ms | GFLOP/s | GFLOP/J | speedup |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& l : nm["layers"]) {
+    const json &a = l["standard"], &b = l["chosen"], &s = l["shape"];
+    os << fmt::format("| {} | {}x{}x{} | {:.1f} | {:.3f} | {:.3g} | {:.3g} | {}/{} | {:.1f} | {:.3f} | {:.3g} | {:.3g} | "
+                      "{:.3f}x |\n",
+                      l["layer"].get<std::string>(), s["M"].get<std::int64_t>(), s["N"].get<std::int64_t>(),
+                      s["K"].get<std::int64_t>(), a["bytes"]["total"].get<double>() / 1e6,
+                      a["time_s"].get<double>() * 1e3, a["flop_per_s"].get<double>() * 1e-9,
+                      a["flop_per_j"].get<double>() * 1e-9, b["order"].get<std::string>(),
+                      b["partition"].get<std::string>(), b["bytes"]["total"].get<double>() / 1e6,
+                      b["time_s"].get<double>() * 1e3, b["flop_per_s"].get<double>() * 1e-9,
+                      b["flop_per_j"].get<double>() * 1e-9, a["time_s"].get<double>() / b["time_s"].get<double>());
+  }
+  const json& st = nm["step"];
+  os << fmt::format("\nmodelled step: {:.3f} ms standard, {:.3f} ms chosen ({:.3f}x); backward pass {:.3f}x\n",
+                    st["step_s"]["standard"].get<double>() * 1e3, st["step_s"]["chosen"].get<double>() * 1e3,
+                    st["step_s"]["standard"].get<double>() / st["step_s"]["chosen"].get<double>(),
+                    st["backward_s"]["standard"].get<double>() / st["backward_s"]["chosen"].get<double>());
+}
+
 }  // namespace
 
 json grad_order_json(const std::vector<LoadedRun>& runs) {
@@ -160,29 +187,7 @@ std::string grad_order_markdown(const std::vector<LoadedRun>& runs) {
     if (!g || !g->contains("grad_order_npu_model")) continue;
     const json& nm = (*g)["grad_order_npu_model"];
     try {
-    os << fmt::format("\n### {}: NPU fused-backward model of {} [simulated]\n\n", lr.label,
-                      nm["device"].value("name", "?"))
-       << "Per occurrence of each linear layer: the standard order (best partitioning) against the order and "
-          "partitioning with the least modelled time; then the step.\n\n"
-          "| layer | M x N x K | standard MB | ms | GFLOP/s | GFLOP/J | chosen | MB | ms | GFLOP/s | GFLOP/J | speedup |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-    for (const auto& l : nm["layers"]) {
-      const json &a = l["standard"], &b = l["chosen"], &s = l["shape"];
-      os << fmt::format("| {} | {}x{}x{} | {:.1f} | {:.3f} | {:.3g} | {:.3g} | {}/{} | {:.1f} | {:.3f} | {:.3g} | {:.3g} | "
-                        "{:.3f}x |\n",
-                        l["layer"].get<std::string>(), s["M"].get<std::int64_t>(), s["N"].get<std::int64_t>(),
-                        s["K"].get<std::int64_t>(), a["bytes"]["total"].get<double>() / 1e6,
-                        a["time_s"].get<double>() * 1e3, a["flop_per_s"].get<double>() * 1e-9,
-                        a["flop_per_j"].get<double>() * 1e-9, b["order"].get<std::string>(),
-                        b["partition"].get<std::string>(), b["bytes"]["total"].get<double>() / 1e6,
-                        b["time_s"].get<double>() * 1e3, b["flop_per_s"].get<double>() * 1e-9,
-                        b["flop_per_j"].get<double>() * 1e-9, a["time_s"].get<double>() / b["time_s"].get<double>());
-    }
-    const json& st = nm["step"];
-    os << fmt::format("\nmodelled step: {:.3f} ms standard, {:.3f} ms chosen ({:.3f}x); backward pass {:.3f}x\n",
-                      st["step_s"]["standard"].get<double>() * 1e3, st["step_s"]["chosen"].get<double>() * 1e3,
-                      st["step_s"]["standard"].get<double>() / st["step_s"]["chosen"].get<double>(),
-                      st["backward_s"]["standard"].get<double>() / st["backward_s"]["chosen"].get<double>());
+      npu_model_markdown(os, lr.label, nm);
     } catch (const json::exception& e) {
       os << "\n(" << lr.label << ": context.gpt2.grad_order_npu_model unreadable: " << e.what() << ")\n";
     }
