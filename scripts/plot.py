@@ -10,6 +10,14 @@ A run directory (run.json, samples.csv) gives:
 A campaign directory (campaign.json, comparison.json) gives mains_vs_battery
 (FLOP/s and FLOP/J on mains and on battery, with the mains/battery ratio) and
 the three figures above for each phase's run in OUT/<state>[/<part>]/.
+`run gpt2 --grad-order` runs (one run directory, or a directory whose
+subdirectories are run directories) also give:
+  grad_order            per linear layer's backward and the step: median time
+                        and the CPU traffic model's DRAM bytes, one bar per run
+                        (labelled with its order and backend; "sim" when simulated)
+  grad_order_npu_model  a simulator run's NPU fused-backward model per layer:
+                        standard vs the chosen order/partitioning [simulated]
+and a directory of run directories gives each run's figures in OUT/<run>/.
 
 Pixel sizes are fixed (no tight bounding box) so pages and tests can rely on
 them: SIZES below. Exit status follows flopwatt's contract: 2 with one line on
@@ -27,7 +35,10 @@ SIZES = {  # name: (width, height) in pixels at DPI
     "throughput": (1000, 500),
     "efficiency": (1000, 500),
     "mains_vs_battery": (1000, 700),
+    "grad_order": (1000, 700),
+    "grad_order_npu_model": (1000, 600),
 }
+GRAD_ORDER_LAYERS = ["qkv", "attproj", "fc", "fcproj", "lm_head"]
 DPI = 100
 MAX_TRACE_POINTS = 1500  # per source; longer traces are averaged into bins (keeps SVGs small)
 
@@ -485,6 +496,97 @@ def plot_campaign(cdir, out_dir, formats, written, notes):
     save(fig, out_dir, "mains_vs_battery", formats, written)
 
 
+def grad_order_series(run):
+    """One bar series of the grad_order figure, or None when the run records no order."""
+    g = (run.get("context") or {}).get("gpt2") or {}
+    if "grad_order" not in g:
+        return None
+    layers = g.get("grad_order_layers") or {}
+    rows = {}
+    for m in run.get("measurements", []):
+        if m.get("workload") != "gpt2" or m.get("skipped") or m.get("step") is not None or m.get("layer") is not None:
+            continue
+        if m.get("op") == "step" or (m.get("op") in GRAD_ORDER_LAYERS and m.get("pass") == "bwd"):
+            rows[m["op"]] = m
+    times, mbytes, ran = [], [], []
+    step_bytes = 0.0
+    for layer in GRAD_ORDER_LAYERS + ["step"]:
+        m = rows.get(layer)
+        times.append(m["time"]["median_s"] * 1e3 if m else None)
+        if layer == "step":
+            mbytes.append(step_bytes / 1e6 if step_bytes else None)
+            ran.append("")
+            continue
+        x = layers.get(layer) or {}
+        key = "modelled_bytes_interleaved" if x.get("order") == "interleaved" else "modelled_bytes_standard"
+        b = x.get(key, 0) * ((m or {}).get("count_per_step") or 0)
+        step_bytes += b
+        mbytes.append(b / 1e6 if b else None)
+        ran.append("i" if x.get("order") == "interleaved" else "s")
+    sim = any(m.get("simulated") for m in rows.values())
+    label = f"{g['grad_order']} ({g.get('gemm_backend', '?')}{', sim' if sim else ''})"
+    return {"label": label, "times": times, "mbytes": mbytes, "ran": ran, "npu_model": g.get("grad_order_npu_model")}
+
+
+def plot_grad_order(runs, out_dir, formats, written):
+    series = [s for s in (grad_order_series(r) for r in runs) if s]
+    if not series:
+        return
+    fig = new_figure("grad_order")
+    axes = fig.subplots(2, 1, sharex=True)
+    names = GRAD_ORDER_LAYERS + ["step"]
+    width = 0.8 / len(series)
+    for k, s in enumerate(series):
+        for ax, vals in ((axes[0], s["times"]), (axes[1], s["mbytes"])):
+            xs = [i - 0.4 + width * (k + 0.5) for i, v in enumerate(vals) if v is not None]
+            ys = [v for v in vals if v is not None]
+            bars = ax.bar(xs, ys, width=width * 0.95, label=s["label"])
+            if ax is axes[1]:
+                # s: the layer ran in the standard order, i: interleaved (auto decides per layer)
+                tags = [t for t, v in zip(s["ran"], vals) if v is not None]
+                for b, t in zip(bars, tags):
+                    ax.text(b.get_x() + b.get_width() / 2, b.get_height(), t, ha="center", va="bottom", fontsize=7)
+    axes[0].set_ylabel("median time, ms (step: whole step)")
+    axes[1].set_ylabel("modelled DRAM MB (step: linear bwd sum)")
+    axes[0].set_yscale("log")
+    axes[1].set_yscale("log")
+    for ax in axes:
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].legend(fontsize=8)
+    axes[0].set_title("linear backward per layer (all occurrences in a step) and the step, by gradient order; "
+                      "s/i: the order each layer ran", fontsize=9)
+    axes[1].set_xticks(range(len(names)))
+    axes[1].set_xticklabels([n if n == "step" else n + " bwd" for n in names])
+    save(fig, out_dir, "grad_order", formats, written)
+    models = [s for s in series if s["npu_model"]]
+    if not models:
+        return
+    fig = new_figure("grad_order_npu_model")
+    ax = fig.subplots(1, 1)
+    width = 0.8 / (2 * len(models))
+    for k, s in enumerate(models):
+        nm = s["npu_model"]
+        layers = nm["layers"]
+        dev = nm["device"]["name"]
+        for j, which in enumerate(("standard", "chosen")):
+            xs = [i - 0.4 + width * (2 * k + j + 0.5) for i in range(len(layers))]
+            ys = [l[which]["time_s"] * 1e3 for l in layers]
+            bars = ax.bar(xs, ys, width=width * 0.95, label=f"{dev} {which}")
+            if which == "chosen":
+                for b, l in zip(bars, layers):
+                    c = l["chosen"]
+                    ax.text(b.get_x() + b.get_width() / 2, b.get_height(), f"{c['order']}/{c['partition']}",
+                            ha="center", va="bottom", fontsize=6, rotation=90)
+    ax.set_xticks(range(len(models[0]["npu_model"]["layers"])))
+    ax.set_xticklabels([l["layer"] + " bwd" for l in models[0]["npu_model"]["layers"]])
+    ax.set_ylabel("modelled time per occurrence, ms")
+    ax.set_yscale("log")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("[simulated] NPU fused-backward model: standard order vs the chosen order/partitioning", fontsize=10)
+    save(fig, out_dir, "grad_order_npu_model", formats, written)
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("dir")
@@ -511,6 +613,12 @@ def main(argv):
             plot_campaign(a.dir, out, formats, written, notes)
         elif os.path.exists(os.path.join(a.dir, "run.json")):
             plot_run(a.dir, out, formats, written, notes)
+            plot_grad_order([load_json(os.path.join(a.dir, "run.json"))], out, formats, written)
+        elif subs := sorted(d for d in os.listdir(a.dir) if os.path.exists(os.path.join(a.dir, d, "run.json"))):
+            for d in subs:
+                plot_run(os.path.join(a.dir, d), os.path.join(out, d), formats, written, notes, f"{d}: ")
+            runs = [load_json(os.path.join(a.dir, d, "run.json")) for d in subs]
+            plot_grad_order(runs, out, formats, written)
         else:
             fail(f"{a.dir}: neither a run dir (run.json) nor a campaign dir (campaign.json); "
                  "fix: pass a directory written by flopwatt")

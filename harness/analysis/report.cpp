@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "harness/analysis/grad_order_report.h"
 #include "harness/output/csv_writer.h"
 #include "harness/output/metrics.h"
 #include "harness/output/text.h"
@@ -423,6 +424,7 @@ json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
     rows.push_back(jr);
   }
   j["rows"] = rows;
+  if (json g = grad_order_json(runs); !g.is_null()) j["grad_order"] = std::move(g);
   return j;
 }
 
@@ -629,6 +631,7 @@ std::string report_markdown(const std::vector<LoadedRun>& runs, const ReportOpti
        << "), not the columns' own sources (a battery gauge does not measure the machine on mains).\n";
   }
   if (rows.empty()) os << "\nNo comparable measurements.\n";
+  os << grad_order_markdown(runs);
   return os.str();
 }
 

@@ -18,6 +18,7 @@
 #include "harness/bench/energy.h"
 #include "harness/bench/gemm.h"
 #include "harness/bench/gpt2.h"
+#include "harness/bench/grad_order.h"
 #include "harness/output/version.h"
 #include "harness/output/text.h"
 #include "harness/run/run_options.h"
@@ -39,6 +40,7 @@ struct BenchArgs {
   std::string idle = "0", sample_period = "0.01", power_counters = "headline";
   std::string shapes = "gpt2-124m", backends, dtype = "fp32";
   std::string gpt2_presets = "tiny,d12", gpt2_backends, gpt2_batch = "4", gpt2_seq = "64";
+  std::string grad_order_model = "none", grad_order_tokens = "4096";
   std::string overhead = "none";
   bool help = false;
 };
@@ -132,14 +134,18 @@ int bench_main(int argc, char** argv) {
       {"gpt2-backends", "GEMM backends of the GPT-2 steps (default: CPU backends and one NPU)", &a.gpt2_backends},
       {"gpt2-batch", "GPT-2 batch size B (default 4)", &a.gpt2_batch},
       {"gpt2-seq", "GPT-2 sequence length T (default 64)", &a.gpt2_seq},
+      {"grad-order-model", "GPT-2 preset whose linear backward pairs run standard vs interleaved, or 'none' (default)",
+       &a.grad_order_model},
+      {"grad-order-tokens", "rows of dY (B*T) of those pairs (default 4096: llm.c's 4 x 1024)", &a.grad_order_tokens},
       {"overhead", "also GEMM M,N,K with the sampler stopped vs running (default none)", &a.overhead},
   };
   take_flags(argc, argv, flags, a.help);
   if (a.help) {
     fmt::print("flopwatt_bench {}: flopwatt's GEMMs and GPT-2 steps as Google Benchmark benchmarks.\n"
-               "Benchmarks: gemm/<backend>/<op>, gpt2/<preset>/<backend>/step. User counters: FLOP/s (rate over\n"
-               "real time; modelled time for simulated backends), and from the headline power source over each\n"
-               "timed loop: J/iter, W, FLOP/J. flopwatt flags (--name=value or --name value):\n",
+               "Benchmarks: gemm/<backend>/<op>, gpt2/<preset>/<backend>/step, gradorder/<backend>/<layer>/<order>.\n"
+               "User counters: FLOP/s (rate over real time; modelled time for simulated backends), and from the\n"
+               "headline power source over each timed loop: J/iter, W, FLOP/J; gradorder rows also model_DRAM_bytes\n"
+               "(the CPU traffic model), block_rows and auto_picks. flopwatt flags (--name=value or --name value):\n",
                FLOPWATT_VERSION);
     for (const auto& f : flags) fmt::print("  --{:<16} {}\n", f.name, f.help);
     fmt::print("Google Benchmark flags follow.\n\n");
@@ -178,6 +184,16 @@ int bench_main(int argc, char** argv) {
   if (po.B < 1 || po.T < 1) throw InputError("--gpt2-batch/--gpt2-seq", "must be >= 1", "pass e.g. --gpt2-batch=4");
   po.dtype = *dt;
   const gbench::Registered rp = po.presets.empty() ? gbench::Registered{} : gpt2b.register_all(po);
+  gbench::GradOrderBenchmarks gob(&meter, eo);
+  gbench::Registered rgo;
+  if (a.grad_order_model != "none") {
+    gbench::GradOrderBenchOptions oo;
+    oo.model = a.grad_order_model;
+    oo.tokens = std::int64_t(to_number(a.grad_order_tokens, "--grad-order-tokens"));
+    oo.backends = a.backends;
+    oo.dtype = *dt;
+    rgo = gob.register_all(oo);
+  }
   if (a.overhead != "none") register_sampler_overhead(meter, a.overhead);
 
   // The context names what the counters measure and where they come from.
@@ -201,8 +217,9 @@ int bench_main(int argc, char** argv) {
                : "FLOP/s: rate over real time (modelled time for simulated backends); no power source, so no energy "
                  "counters (run `flopwatt sources`)");
   std::vector<std::string> skipped = rg.skipped;
-  for (const auto& s : rp.skipped)
-    if (std::find(skipped.begin(), skipped.end(), s) == skipped.end()) skipped.push_back(s);
+  for (const gbench::Registered* reg : std::initializer_list<const gbench::Registered*>{&rp, &rgo})
+    for (const auto& s : reg->skipped)
+      if (std::find(skipped.begin(), skipped.end(), s) == skipped.end()) skipped.push_back(s);
   if (!skipped.empty()) benchmark::AddCustomContext("flopwatt_skipped_backends", join(skipped, "; "));
 
   meter.start();

@@ -24,6 +24,7 @@ struct Gpt2Args {
   Gpt2Options gpt2;
   std::string dtype = "fp32";
   std::string save;
+  std::string grad_order = "standard";
 };
 
 int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
@@ -31,6 +32,9 @@ int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
   const auto dt = parse_dtype(a.dtype);
   if (!dt) throw InputError("--dtype " + a.dtype, "unknown dtype", "use fp32 or bf16");
   a.gpt2.dtype = *dt;
+  const auto go = gpt2::parse_grad_order(a.grad_order);
+  if (!go) throw InputError("--grad-order " + a.grad_order, "unknown order", "use standard, interleaved or auto");
+  a.gpt2.grad_order = *go;
   if (cmd->count("--warmup") == 0 && a.gpt2.steps == 1) a.gpt2.warmup = 0;
 
   gpt2::Config cfg;
@@ -80,6 +84,9 @@ void register_run_gpt2(CLI::App& run, CliState& st) {
   cmd->add_option("--weight-decay", a->gpt2.adamw.weight_decay, "AdamW weight decay (default 0)");
   cmd->add_option("--dtype", a->dtype, "GEMM operands: fp32 | bf16 (bf16: fp32 master weights and accumulation)");
   cmd->add_option("--gemm-backend", a->gpt2.gemm_backend, "Backend for every GEMM (default: fastest available CPU backend)");
+  cmd->add_option("--grad-order", a->grad_order,
+                  "Linear backward GEMM order: standard (dX then dW) | interleaved (blocks of dY rows feed both while "
+                  "cached) | auto (per layer, fewer modelled DRAM bytes); default standard");
   cmd->add_option("--save", a->save, "Write the trained parameters as an llm.c checkpoint");
   cmd->add_option("--seed", a->gpt2.seed, "Seed of the random init and random tokens (default 1337)");
   cmd->add_flag("--per-layer", a->gpt2.per_layer, "Also report every op of every layer");

@@ -1,6 +1,7 @@
-// `flopwatt npu info | plan | sweep`: what the NPU driver reports (or exactly
-// what is missing), the tiling plan of one GEMM with its modelled cost, and
-// the shape sweep report of the simulated devices.
+// `flopwatt npu info | plan | sweep | fused-backward`: what the NPU driver
+// reports (or exactly what is missing), the tiling plan of one GEMM with its
+// modelled cost, the shape sweep report of the simulated devices, and GPT-2's
+// linear backwards in the interleaved gradient orders (npu/sim/fused_backward.h).
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -12,8 +13,10 @@
 
 #include "harness/cli/commands.h"
 #include "harness/output/safe_file.h"
+#include "harness/runners/grad_order_model.h"
 #include "npu/plan/device.h"
 #include "npu/plan/plan.h"
+#include "npu/sim/fused_backward.h"
 #include "npu/sim/host_bandwidth.h"
 #include "npu/sim/sim_backend.h"
 #include "npu/sim/sweep.h"
@@ -272,6 +275,37 @@ void run_sweep(const SweepOpts& o) {
   }
 }
 
+struct FusedOpts {
+  std::string device = "all", model = "d12";
+  int batch = 0, seq = 1024, cores = 0;
+  double dram_gbs = 0;
+  bool json = false;
+};
+
+void run_fused_backward(const FusedOpts& o) {
+  std::vector<std::string> names = {o.device};
+  if (o.device == "all") {
+    names = {"xdna:phoenix", "xdna:strix"};
+    for (const auto& n : npu::systolic_npu_names()) names.push_back(n);
+  }
+  if (o.batch < 0) throw InputError("--batch " + std::to_string(o.batch), "negative", "give a positive batch");
+  if (o.seq <= 0) throw InputError("--seq " + std::to_string(o.seq), "not positive", "give a positive sequence length");
+  if (o.cores < 0 || o.dram_gbs < 0) throw InputError("--cores/--dram-gbs", "negative", "give a positive value");
+  const gpt2::Config cfg = gpt2::preset(o.model);
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& name : names) {
+    npu::ScratchpadNpu dev = npu::load_scratchpad_npu(name);
+    if (o.cores > 0) dev.cores = o.cores;
+    if (o.dram_gbs > 0) dev.dram_bytes_per_s = o.dram_gbs * 1e9;
+    const int B = o.batch > 0 ? o.batch : dev.batch > 0 ? dev.batch : 4;
+    const npu::Gpt2Step step = model_gpt2_grad_order(dev, cfg, B, o.seq);
+    const npu::Gpt2Dims g = gpt2_npu_dims(cfg, B, o.seq);
+    if (o.json) all.push_back(npu::gpt2_step_to_json(dev, g, step));
+    else fmt::print("{}\n", npu::format_gpt2_step(dev, g, step));
+  }
+  if (o.json) fmt::print("{}\n", all.dump(2));
+}
+
 }  // namespace
 
 void register_npu(CLI::App& app, CliState& st) {
@@ -321,6 +355,23 @@ void register_npu(CLI::App& app, CliState& st) {
     c->add_flag("--no-compare", o->no_compare, "Skip the one-design-per-shape vs one-design-for-all comparison");
     c->callback([o, &st] {
       run_sweep(*o);
+      st.exit_code = 0;
+    });
+  }
+  {
+    auto o = std::make_shared<FusedOpts>();
+    auto* c = npu_cmd->add_subcommand(
+        "fused-backward", "GPT-2's linear backwards, standard vs interleaved gradient order, on modelled NPUs [simulated]");
+    c->add_option("--device", o->device,
+                  "xdna:phoenix | xdna:strix | kim2023-large | kim2023-small | all (default all)");
+    c->add_option("--model", o->model, "GPT-2 preset (default d12, 124M)");
+    c->add_option("--batch", o->batch, "Sequences per step (default: the device file's batch, else 4)");
+    c->add_option("--seq", o->seq, "Sequence length (default 1024)");
+    c->add_option("--cores", o->cores, "Override the device's core count");
+    c->add_option("--dram-gbs", o->dram_gbs, "Override the device's DRAM bandwidth (GB/s)");
+    c->add_flag("--json", o->json, "Print the tables as JSON");
+    c->callback([o, &st] {
+      run_fused_backward(*o);
       st.exit_code = 0;
     });
   }

@@ -12,6 +12,7 @@
 #include "harness/run/backend_registry.h"
 #include "harness/run/statistics.h"
 #include "harness/run/timing.h"
+#include "harness/runners/grad_order_model.h"
 #include "workloads/error.h"
 #include "workloads/limits.h"
 #include "workloads/gpt2/op_table.h"
@@ -235,6 +236,7 @@ Gpt2Runner::~Gpt2Runner() = default;
 void Gpt2Runner::build_model() {
   if (model_) return;
   model_ = std::make_unique<gpt2::Model>(cfg_, *backend_, o_.dtype);
+  model_->set_grad_order(o_.grad_order);
   if (!o_.checkpoint.empty()) model_->load(o_.checkpoint);
   else model_->init_random(o_.seed);
 }
@@ -244,9 +246,23 @@ gpt2::Model& Gpt2Runner::model() {
   return *model_;
 }
 
+// What each linear layer's backward runs under --grad-order, with the DRAM
+// bytes the CPU model expects of either order (workloads/gpt2/grad_order.h).
+static nlohmann::json grad_order_layers(const gpt2::Config& c, const Gpt2Options& o) {
+  const std::int64_t cache = gpt2::default_block_cache_bytes();
+  nlohmann::json j = {{"cache_bytes_for_a_block", cache}};
+  for (const auto& l : gpt2::plan_model_backward(c, o.grad_order, std::int64_t(o.batch) * o.seq,
+                                                 std::int64_t(dtype_size(o.dtype)), cache))
+    j[l.shape.layer] = {{"order", l.plan.interleaved ? "interleaved" : "standard"},
+                        {"block_rows", l.plan.block_rows},
+                        {"modelled_bytes_standard", l.traffic.standard_bytes},
+                        {"modelled_bytes_interleaved", l.traffic.interleaved_bytes}};
+  return j;
+}
+
 nlohmann::json Gpt2Runner::context() const {
   const int threads = omp_get_max_threads();
-  return {
+  nlohmann::json j = {
       {"model", o_.checkpoint.empty() ? o_.model : "checkpoint"},
       {"config", {{"L", cfg_.L}, {"NH", cfg_.NH}, {"C", cfg_.C}, {"V", cfg_.V}, {"Vp", cfg_.Vp}, {"maxT", cfg_.maxT}}},
       {"parameters", gpt2::num_parameters(cfg_)},
@@ -258,6 +274,8 @@ nlohmann::json Gpt2Runner::context() const {
       {"warmup_steps", o_.warmup},
       {"dtype", std::string(to_string(o_.dtype))},
       {"gemm_backend", backend_->name()},
+      {"grad_order", gpt2::to_string(o_.grad_order)},
+      {"grad_order_layers", grad_order_layers(cfg_, o_)},
       {"non_gemm_ops", "flopwatt CPU kernels (OpenMP, " + std::to_string(threads) + " threads)"},
       {"adamw",
        {{"lr", o_.adamw.lr}, {"beta1", o_.adamw.beta1}, {"beta2", o_.adamw.beta2}, {"eps", o_.adamw.eps},
@@ -267,6 +285,9 @@ nlohmann::json Gpt2Runner::context() const {
       {"per_op_energy", kPerOpEnergyMethod},
       {"simulated_gemm_time",
        backend_->simulated() ? "GEMM time is the backend's modelled device time, not host time" : ""}};
+  // On a simulated NPU, what the fused backward model makes of the same step (simulated).
+  if (auto m = grad_order_npu_model_json(backend_->name(), cfg_, o_.batch, o_.seq)) j["grad_order_npu_model"] = *m;
+  return j;
 }
 
 Measurement Gpt2Runner::base(const std::string& op) const {

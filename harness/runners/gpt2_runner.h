@@ -17,6 +17,7 @@
 #include "workloads/backend.h"
 #include "workloads/gpt2/adamw.h"
 #include "workloads/gpt2/config.h"
+#include "workloads/gpt2/grad_order.h"
 #include "workloads/gpt2/model.h"
 #include "workloads/gpt2/token_data.h"
 
@@ -32,6 +33,7 @@ struct Gpt2Options {
   std::string gemm_backend;   // empty: the fastest available CPU backend
   gpt2::AdamWConfig adamw;
   bool per_layer = false;
+  gpt2::GradOrder grad_order = gpt2::GradOrder::Standard;  // each linear backward's GEMM order
 };
 
 class Gpt2Runner {

@@ -79,4 +79,20 @@ TEST_F(NpuCli, SmallSweepTimingOnly) {
   EXPECT_NE(g.out.find("one design for all shapes"), std::string::npos) << g.out;
 }
 
+TEST_F(NpuCli, FusedBackwardTablesAreLabelledSimulated) {
+  const auto r = run("npu fused-backward --device kim2023-small --seq 128");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("[simulated"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Kim, Na, Lee, Lee and Huh"), std::string::npos) << r.out;
+  for (const char* layer : {"qkv", "attproj", "fc ", "fcproj", "lm_head", "backward pass", "training step"})
+    EXPECT_NE(r.out.find(layer), std::string::npos) << layer << "\n" << r.out;
+  EXPECT_NE(r.out.find("512x2304x768"), std::string::npos) << "batch 4 from the device file x seq 128\n" << r.out;
+  const auto j = run("npu fused-backward --device xdna:phoenix --json --batch 1 --seq 64");
+  EXPECT_EQ(j.status, 0) << j.out;
+  EXPECT_NE(j.out.find("\"simulated\": true"), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"psum_write\""), std::string::npos) << j.out;
+  EXPECT_EQ(run("npu fused-backward --device no-such-npu").status, 2);
+  EXPECT_EQ(run("npu fused-backward --seq 0").status, 2);
+}
+
 }  // namespace

@@ -1,6 +1,7 @@
 #include "workloads/gpt2/linear.h"
 
 #include <bit>
+#include <algorithm>
 #include <cstring>
 
 #include "workloads/error.h"
@@ -123,25 +124,72 @@ void GemmRunner::forward(float* out, const float* inp, const float* W, const bf1
   if (bias) kernels::bias_forward(out, bias, N, OC);
 }
 
+void GemmRunner::set_grad_order(GradOrder o, std::int64_t cache_bytes, std::int64_t block_rows) {
+  order_ = o;
+  cache_bytes_ = cache_bytes;
+  block_rows_ = block_rows;
+}
+
 void GemmRunner::backward(float* dinp, float* dW, float* dbias, const float* dout, const float* inp, const float* W,
                           const bf16_t* W16, int N, int K, int OC, bool accumulate_dW) {
   const bool bf16 = dtype_ == DType::BF16;
-  const void* dout_op = bf16 ? static_cast<const void*>(to_bf16(dout, std::int64_t(N) * OC, 0)) : dout;
-  const void* inp_op = bf16 ? static_cast<const void*>(to_bf16(inp, std::int64_t(N) * K, 1)) : inp;
-  GemmDesc dx;  // dinp(N,K) = dout(N,OC) W(OC,K)
-  dx.M = N;
-  dx.N = K;
-  dx.K = OC;
-  dx.dtype_in = dtype_;
-  gemm(dx, dout_op, bf16 ? static_cast<const void*>(W16) : W, dinp);
-  GemmDesc dw;  // dW(OC,K) = dout^T inp: A = dout stored (N,OC), read transposed
-  dw.M = OC;
-  dw.N = K;
-  dw.K = N;
-  dw.trans_a = true;
-  dw.beta = accumulate_dW ? 1.0f : 0.0f;
-  dw.dtype_in = dtype_;
-  gemm(dw, dout_op, inp_op, dW);
+  const std::int64_t e = std::int64_t(dtype_size(dtype_));
+  last_plan_ = plan_linear_backward(order_, N, K, OC, e, accumulate_dW,
+                                    cache_bytes_ > 0 ? cache_bytes_ : default_block_cache_bytes(), block_rows_);
+  // bf16, interleaved: each block's rows of dY and X are converted right
+  // before its two GEMMs, so the conversion does not stream all of dY through
+  // memory ahead of the blocks.
+  const bool convert_per_block = bf16 && last_plan_.interleaved;
+  auto bf16_of = [&](const float* x, std::int64_t n, int slot) -> const void* {
+    if (!convert_per_block) return to_bf16(x, n, slot);
+    if (std::int64_t(conv_[slot].size()) < n) conv_[slot].resize(std::size_t(n));
+    return conv_[slot].data();
+  };
+  const void* dout_op = bf16 ? bf16_of(dout, std::int64_t(N) * OC, 0) : dout;
+  const void* inp_op = bf16 ? bf16_of(inp, std::int64_t(N) * K, 1) : inp;
+  const void* W_op = bf16 ? static_cast<const void*>(W16) : W;
+  const std::int64_t rows = last_plan_.interleaved ? last_plan_.block_rows : std::int64_t(N);
+  // Standard order: one block of all N rows, dX over every row before dW.
+  // Interleaved: each block of rows of dY feeds dX[blk] = dY[blk] W and then
+  // dW += dY[blk]^T X[blk] while the block is still in cache. dW accumulates
+  // across blocks (beta = 1 after the first), so every block reads and writes
+  // all of dW: that is the order's price, paid back only when W and dW stay in
+  // cache or dY is large (grad_order.h's traffic model). The first block alone
+  // decides whether the old dW is kept.
+  auto at = [e](const void* p, std::int64_t elems) { return static_cast<const unsigned char*>(p) + elems * e; };
+  for (std::int64_t r0 = 0; r0 < N; r0 += rows) {
+    const std::int64_t r = std::min<std::int64_t>(rows, N - r0);
+    if (convert_per_block) {
+      convert_to_bf16(conv_[0].data() + r0 * OC, dout + r0 * OC, r * OC);
+      convert_to_bf16(conv_[1].data() + r0 * K, inp + r0 * K, r * K);
+    }
+    const void* dY = at(dout_op, r0 * OC);
+    GemmDesc dx;  // dinp(r,K) = dout(r,OC) W(OC,K)
+    dx.M = r;
+    dx.N = K;
+    dx.K = OC;
+    dx.dtype_in = dtype_;
+    gemm(dx, dY, W_op, dinp + r0 * K);
+    if (!last_plan_.interleaved) continue;
+    GemmDesc dw;  // dW(OC,K) (+)= dout[blk]^T inp[blk]: A = dout rows stored (r,OC), read transposed
+    dw.M = OC;
+    dw.N = K;
+    dw.K = r;
+    dw.trans_a = true;
+    dw.beta = (accumulate_dW || r0 > 0) ? 1.0f : 0.0f;
+    dw.dtype_in = dtype_;
+    gemm(dw, dY, at(inp_op, r0 * K), dW);
+  }
+  if (!last_plan_.interleaved) {
+    GemmDesc dw;  // dW(OC,K) = dout^T inp: A = dout stored (N,OC), read transposed
+    dw.M = OC;
+    dw.N = K;
+    dw.K = N;
+    dw.trans_a = true;
+    dw.beta = accumulate_dW ? 1.0f : 0.0f;
+    dw.dtype_in = dtype_;
+    gemm(dw, dout_op, inp_op, dW);
+  }
   if (dbias) kernels::bias_backward(dbias, dout, N, OC);
 }
 

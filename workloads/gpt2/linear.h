@@ -12,6 +12,7 @@
 
 #include "workloads/backend.h"
 #include "workloads/dtype.h"
+#include "workloads/gpt2/grad_order.h"
 #include "workloads/gpt2/profiler.h"
 
 namespace flopwatt::gpt2 {
@@ -24,11 +25,18 @@ class GemmRunner {
   DType dtype() const { return dtype_; }
   Backend& backend() { return backend_; }
   void set_profiler(Profiler* p) { prof_ = p; }
+  // The order of backward()'s two GEMMs (grad_order.h). cache_bytes 0: the
+  // default budget; block_rows > 0 forces the interleaved block size.
+  void set_grad_order(GradOrder o, std::int64_t cache_bytes = 0, std::int64_t block_rows = 0);
+  GradOrder grad_order() const { return order_; }
+  // What the last backward() ran.
+  const LinearBackwardPlan& last_backward_plan() const { return last_plan_; }
 
   // W16 is the bf16 copy of W (bf16 mode only; may be null in fp32 mode).
   void forward(float* out, const float* inp, const float* W, const bf16_t* W16, const float* bias, int N, int K,
                int OC);
   // accumulate_dW: beta = 1 (add to dW) or 0 (overwrite, first write after zero_grad).
+  // The two GEMMs run in the order set by set_grad_order.
   void backward(float* dinp, float* dW, float* dbias, const float* dout, const float* inp, const float* W,
                 const bf16_t* W16, int N, int K, int OC, bool accumulate_dW);
 
@@ -42,6 +50,9 @@ class GemmRunner {
   Backend& backend_;
   DType dtype_;
   Profiler* prof_ = nullptr;
+  GradOrder order_ = GradOrder::Standard;
+  std::int64_t cache_bytes_ = 0, block_rows_ = 0;
+  LinearBackwardPlan last_plan_;
   std::vector<bf16_t> conv_[2];
   std::vector<unsigned char> trans_[2];
 };

@@ -46,6 +46,11 @@ class Model {
   DType gemm_dtype() const { return runner_.dtype(); }
   Backend& backend() { return runner_.backend(); }
   void set_profiler(Profiler* p);
+  // The order of each linear layer's backward GEMMs (grad_order.h).
+  void set_grad_order(GradOrder o, std::int64_t cache_bytes = 0, std::int64_t block_rows = 0) {
+    runner_.set_grad_order(o, cache_bytes, block_rows);
+  }
+  GradOrder grad_order() const { return runner_.grad_order(); }
 
   // --- parameters, in llm.c's order -------------------------------------
   std::int64_t num_params() const { return playout_.total; }

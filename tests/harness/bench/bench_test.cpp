@@ -153,6 +153,42 @@ TEST(Bench, AllSourcesAndNoSources) {
   EXPECT_FALSE(b->contains("J/iter"));
 }
 
+// The backward pairs of the tiny model at 300 tokens, standard next to
+// interleaved per backend. Everything fits in any cache, so both orders move
+// the compulsory bytes, by hand for qkv (K=32, OC=96, fp32, dW accumulated):
+// dY 300*96*4 + X and dX 2*300*32*4 + W 96*32*4 + dW read and written
+// 2*96*32*4 = 228864; one block of all 300 rows, and auto keeps the standard order.
+TEST(Bench, GradOrderPairsSideBySide) {
+  Result r = bench("--power none --shapes none --gpt2-presets=none --grad-order-model=tiny --grad-order-tokens=300"
+                   " --backends=cpu:llmc,npu:sim-phoenix --benchmark_min_time=0.02 --benchmark_format=json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  for (const char* layer : {"qkv", "attproj", "fc", "fcproj", "lm_head"})
+    for (const char* order : {"standard", "interleaved"})
+      for (const char* be : {"cpu:llmc", "npu:sim-phoenix"})
+        EXPECT_NE(find(j, std::string("gradorder/") + be + "/" + layer + "/" + order), nullptr) << be << layer << order;
+  const json* s = find(j, "gradorder/cpu:llmc/qkv/standard");
+  const json* i = find(j, "gradorder/cpu:llmc/qkv/interleaved");
+  ASSERT_TRUE(s && i);
+  EXPECT_DOUBLE_EQ((*s)["model_DRAM_bytes"].get<double>(), 228864.0) << s->dump();
+  EXPECT_DOUBLE_EQ((*i)["model_DRAM_bytes"].get<double>(), 228864.0) << i->dump();
+  EXPECT_EQ((*i)["block_rows"].get<double>(), 300);
+  EXPECT_EQ((*s)["auto_picks"].get<double>(), 1);
+  EXPECT_EQ((*i)["auto_picks"].get<double>(), 0);
+  EXPECT_GT((*s)["FLOP/s"].get<double>(), 0);
+  // Simulated rows: modelled time and energy, labelled.
+  const json* n = find(j, "gradorder/npu:sim-phoenix/fc/interleaved");
+  ASSERT_NE(n, nullptr);
+  EXPECT_TRUE(n->contains("FLOP/J")) << n->dump();
+  EXPECT_NE((*n)["label"].get<std::string>().find("simulated"), std::string::npos) << n->dump();
+  for (const char* bad : {"--grad-order-model=d99 --benchmark_list_tests",
+                          "--grad-order-model=tiny --grad-order-tokens=0 --benchmark_list_tests"}) {
+    Result b = bench(bad);
+    EXPECT_EQ(b.code, 2) << bad << ": " << b.err;
+    EXPECT_EQ(std::count(b.err.begin(), b.err.end(), '\n'), 1) << bad << ": " << b.err;
+  }
+}
+
 TEST(Bench, BadFlagsExitTwo) {
   for (const char* args : {"--shapes 1,2 --benchmark_list_tests", "--backends=cpu:nope --benchmark_list_tests",
                                   "--power=nosuch --benchmark_list_tests", "--benchmark_no_such_flag",

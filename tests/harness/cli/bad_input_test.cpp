@@ -110,6 +110,7 @@ const std::vector<Row> kRows = {
     {T + "--seq 2147483647 --out {OUT}", "--seq"},
     {T + "--steps 0 --out {OUT}", "--steps"},
     {T + "--steps -3 --out {OUT}", "--steps"},
+    {T + "--grad-order dx-major --out {OUT}", "--grad-order"},
     {T + "--warmup 5 --out {OUT}", "--warmup"},
     {T + "--warmup -1 --out {OUT}", "--warmup"},
     {T + "--lr 0 --out {OUT}", "--lr"},
@@ -164,6 +165,10 @@ const std::vector<Row> kRows = {
     {"npu sweep --device nope --shapes 64,64,64", "'nope'"},
     {"npu sweep --shapes 64,64,64 --out {S}/missing-dir/x.csv", "--out"},
     {"npu sweep --shapes 64,64,64 --out {S}/dir", "--out"},
+    {"npu fused-backward --device nope", "--device nope"},
+    {"npu fused-backward --seq 0", "--seq"},
+    {"npu fused-backward --batch -1", "--batch"},
+    {"npu fused-backward --model d99", "--model"},
     // report, plot
     {"report {S}/missing", "missing"},
     {"report {S}/empty-dir", "empty-dir"},

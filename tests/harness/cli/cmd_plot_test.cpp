@@ -89,6 +89,31 @@ TEST(PlotCli, RunWithoutPowerSamplesGetsThroughputOnly) {
   fs::remove_all(d);
 }
 
+// `run gpt2 --grad-order` runs side by side in one folder: each run's own
+// figures under plots/<run>/, the comparison and, from the simulator run,
+// the NPU model's figure at the top.
+TEST(PlotCli, GradOrderRunsGetTheComparison) {
+  if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 has no matplotlib (apt-get install python3-matplotlib)";
+  const fs::path d = temp_dir("gradorder");
+  for (const std::string spec : {"standard cpu:llmc", "interleaved cpu:llmc", "auto npu:sim-phoenix"}) {
+    const std::string order = spec.substr(0, spec.find(' ')), backend = spec.substr(spec.find(' ') + 1);
+    Result g = run(std::string(FLOPWATT_BINARY) + " run gpt2 --model tiny --batch 2 --seq 16 --steps 2 --idle 0 "
+                   "--power none --gemm-backend " + backend + " --grad-order " + order + " --out " + (d / order).string());
+    ASSERT_EQ(g.code, 0) << g.err;
+  }
+  Result r = run(std::string(FLOPWATT_BINARY) + " plot " + d.string() + " --formats png");
+  ASSERT_EQ(r.code, 0) << r.err;
+  expect_png(d / "plots" / "grad_order.png", 1000, 700);
+  expect_png(d / "plots" / "grad_order_npu_model.png", 1000, 600);
+  expect_png(d / "plots" / "standard" / "throughput.png", 1000, 500);
+  // A single run without a simulator has the comparison but no model figure.
+  Result one = run(std::string(FLOPWATT_BINARY) + " plot " + (d / "interleaved").string() + " --formats png");
+  ASSERT_EQ(one.code, 0) << one.err;
+  expect_png(d / "interleaved" / "plots" / "grad_order.png", 1000, 700);
+  EXPECT_FALSE(fs::exists(d / "interleaved" / "plots" / "grad_order_npu_model.png"));
+  fs::remove_all(d);
+}
+
 TEST(PlotCli, BadInputIsOneLineAndExitTwo) {
   const fs::path d = temp_dir("bad");
   for (const std::string& args : {"plot " + (d / "nope").string(), "plot " + d.string(),

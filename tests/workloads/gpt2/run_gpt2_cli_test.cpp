@@ -116,6 +116,36 @@ TEST_F(RunGpt2Cli, BadFlagsExitTwo) {
   expect_exit2("--model tiny --seq 65", {"--seq 65", "maxT"});
   expect_exit2("--model tiny --steps 2 --warmup 2", {"--warmup"});
   expect_exit2("--model tiny --lr -1", {"--lr"});
+  expect_exit2("--model tiny --grad-order dx-major", {"--grad-order dx-major", "standard, interleaved or auto"});
+}
+
+// --grad-order is recorded in the context with each linear layer's choice, and
+// the interleaved order trains to the same losses as the standard one (the
+// forward pass is identical; later losses differ only by fp32 rounding of dW).
+TEST_F(RunGpt2Cli, GradOrderIsRecordedAndKeepsTheLosses) {
+  std::map<std::string, std::vector<double>> losses;
+  for (const std::string order : {"standard", "interleaved", "auto"}) {
+    Result r = run("--checkpoint " + kFix + "tiny_model.bin --data " + kFix +
+                   "tiny_tokens.bin --batch 2 --seq 16 --steps 3 --gemm-backend cpu:reference --grad-order " + order);
+    ASSERT_EQ(r.code, 0) << r.err << r.out;
+    const auto run = nlohmann::json::parse(slurp(path("out") + "/run.json"));
+    expect_schema_valid(path("out") + "/run.json");
+    const auto& g = run["context"]["gpt2"];
+    EXPECT_EQ(g["grad_order"], order);
+    for (const char* layer : {"qkv", "attproj", "fc", "fcproj", "lm_head"}) {
+      ASSERT_TRUE(g["grad_order_layers"].contains(layer)) << layer;
+      // interleaved always interleaves; auto and standard keep this small run's dY in cache.
+      EXPECT_EQ(g["grad_order_layers"][layer]["order"], order == "interleaved" ? "interleaved" : "standard") << layer;
+    }
+    for (const auto& m : run["measurements"])
+      if (m["op"] == "step" && !m["step"].is_null()) losses[order].push_back(m["loss"].get<double>());
+    fs::remove_all(path("out"));
+  }
+  ASSERT_EQ(losses["standard"].size(), 3u);
+  ASSERT_EQ(losses["interleaved"].size(), 3u);
+  EXPECT_EQ(losses["interleaved"][0], losses["standard"][0]);
+  for (int i = 1; i < 3; ++i) EXPECT_NEAR(losses["interleaved"][i], losses["standard"][i], 1e-4 * losses["standard"][i]);
+  EXPECT_EQ(losses["auto"], losses["standard"]);
 }
 
 TEST_F(RunGpt2Cli, FixtureRunReportsStepsOpsAndSavesACheckpoint) {
@@ -208,6 +238,13 @@ TEST_F(RunGpt2Cli, SimulatedNpuBackendMarksGemmRowsAndUsesModelledEnergy) {
     }
   }
   EXPECT_EQ(gemm_rows, 10);  // 5 linear ops x fwd/bwd
+  // The NPU fused-backward model of the same step, labelled simulated.
+  const auto& model = run["context"]["gpt2"]["grad_order_npu_model"];
+  ASSERT_TRUE(model.is_object()) << run["context"]["gpt2"].dump(1);
+  EXPECT_TRUE(model["simulated"].get<bool>());
+  EXPECT_EQ(model["device"]["name"], "xdna:phoenix");
+  EXPECT_EQ(model["layers"].size(), 5u);
+  EXPECT_EQ(model["gpt2"]["tokens"], 16);  // B x T
 }
 
 #ifdef FLOPWATT_FAKE_POWER
