@@ -2,9 +2,14 @@
 
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include <fmt/format.h>
 
@@ -18,7 +23,7 @@ namespace {
 
 }  // namespace
 
-Bo::Bo(DriverApi& api, BoType type, std::size_t size) : api_(api), size_(size) {
+Bo::Bo(DriverApi& api, BoType type, std::size_t size, const DevHeap* heap) : api_(api), size_(size) {
   CreateBo c{};
   c.size = size;
   c.type = type;
@@ -31,17 +36,27 @@ Bo::Bo(DriverApi& api, BoType type, std::size_t size) : api_(api), size_(size) {
     api_.gem_close(handle_);
     fail("GET_BO_INFO", err);
   }
-  xdna_addr_ = info.xdna_addr;
-  if (info.vaddr) {
-    map_ = reinterpret_cast<void*>(info.vaddr);  // inside the mapped DEV heap
-  } else {
+  if (info.map_offset != kInvalidAddr) {
     map_ = api_.mmap(size, info.map_offset, nullptr, &err);
     if (!map_) {
       api_.gem_close(handle_);
       fail("mmap of a buffer object", err);
     }
     owns_map_ = true;
+  } else {
+    // A DEV object: its bytes are the heap's, at the same offset as its device
+    // address from the heap's (the driver's user address for it is invalid
+    // without PASID).
+    const std::uint64_t base = heap ? heap->device_address() : 0;
+    if (!heap || info.xdna_addr == kInvalidAddr || info.xdna_addr < base || info.xdna_addr - base > kDevHeapBytes ||
+        size > kDevHeapBytes - (info.xdna_addr - base)) {
+      api_.gem_close(handle_);
+      throw std::runtime_error(fmt::format("amdxdna buffer object {} has no mmap offset and is not inside the DEV heap",
+                                           handle_));
+    }
+    map_ = static_cast<char*>(heap->data()) + (info.xdna_addr - base);
   }
+  xdna_addr_ = info.xdna_addr != kInvalidAddr ? info.xdna_addr : reinterpret_cast<std::uint64_t>(map_);
 }
 
 Bo::~Bo() {
@@ -49,10 +64,27 @@ Bo::~Bo() {
   api_.gem_close(handle_);
 }
 
-void Bo::sync(std::uint32_t direction) {
-  SyncBo s{handle_, direction, 0, size_};
-  int err = 0;
-  if (api_.ioctl(kIoctlSyncBo, &s, &err) != 0) fail("SYNC_BO", err);
+void Bo::sync(std::uint32_t) { flush_cpu_cache(map_, size_); }
+
+void flush_cpu_cache(const void* p, std::size_t n) {
+  if (!p || !n) return;
+#if defined(__x86_64__) || defined(__i386__)
+  // CLFLUSH is not ordered against later loads: fence on both sides.
+  constexpr std::uintptr_t kLine = 64;
+  auto a = reinterpret_cast<std::uintptr_t>(p) & ~(kLine - 1);
+  const auto end = reinterpret_cast<std::uintptr_t>(p) + n;
+  _mm_mfence();
+  for (; a < end; a += kLine) _mm_clflush(reinterpret_cast<const void*>(a));
+  _mm_mfence();
+#elif defined(__aarch64__)
+  constexpr std::uintptr_t kLine = 64;
+  auto a = reinterpret_cast<std::uintptr_t>(p) & ~(kLine - 1);
+  const auto end = reinterpret_cast<std::uintptr_t>(p) + n;
+  for (; a < end; a += kLine) asm volatile("dc civac, %0" ::"r"(a) : "memory");
+  asm volatile("dsb sy" ::: "memory");
+#else
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
 }
 
 DevHeap::DevHeap(DriverApi& api) : api_(api) {
@@ -68,6 +100,7 @@ DevHeap::DevHeap(DriverApi& api) : api_(api) {
     api_.gem_close(handle_);
     fail("GET_BO_INFO (DEV_HEAP)", err);
   }
+  xdna_addr_ = info.xdna_addr;
   // The driver hands out DEV buffer addresses relative to a heap mapped at a
   // heap-size-aligned address: reserve twice the size, map inside it aligned.
   void* res = ::mmap(nullptr, 2 * kDevHeapBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -1,6 +1,8 @@
 #include "npu/xdna/command.h"
 
+#include <cerrno>
 #include <chrono>
+#include <iterator>
 #include <cstring>
 #include <stdexcept>
 
@@ -30,6 +32,13 @@ std::vector<std::uint32_t> start_cu_packet(std::uint32_t cu_index, std::uint64_t
   return p;
 }
 
+const char* ert_state_name(std::uint32_t s) {
+  // amdxdna_ctx.h: enum ert_cmd_state.
+  static constexpr const char* kNames[] = {"INVALID", "NEW",       "QUEUED",  "RUNNING",   "COMPLETED",
+                                           "ERROR",   "ABORT",     "SUBMITTED", "TIMEOUT", "NORESPONSE"};
+  return s < std::size(kNames) ? kNames[s] : "unknown";
+}
+
 PacketHeader decode_header(std::uint32_t h) {
   return {h & 0xf, (h >> 10) & 0x3, (h >> 12) & 0x7ff, (h >> 23) & 0x1f, (h >> 28) & 0xf};
 }
@@ -38,6 +47,7 @@ Submission run_command(DriverApi& api, const HwContext& ctx, Bo& cmd, const std:
                        const std::vector<std::uint32_t>& arg_handles, std::int64_t timeout_ns) {
   if (packet.size() * 4 > cmd.size()) throw std::runtime_error("command packet larger than its buffer");
   std::memcpy(cmd.data(), packet.data(), packet.size() * 4);
+  cmd.sync(kSyncToDevice);
   ExecCmd e{};
   e.hwctx = ctx.handle();
   e.type = 0;
@@ -54,6 +64,8 @@ Submission run_command(DriverApi& api, const HwContext& ctx, Bo& cmd, const std:
   s.seq = e.seq;
   const int w = api.syncobj_wait(ctx.syncobj(), e.seq, timeout_ns);
   const auto t2 = std::chrono::steady_clock::now();
+  if (w == -ETIME)
+    throw std::runtime_error(fmt::format("command {} timed out after {:.3g} s without completing", e.seq, timeout_ns * 1e-9));
   if (w != 0) throw std::runtime_error(fmt::format("waiting for command {} failed: {}", e.seq, std::strerror(-w)));
   s.submit_s = std::chrono::duration<double>(t1 - t0).count();
   s.wait_s = std::chrono::duration<double>(t2 - t1).count();
@@ -61,7 +73,7 @@ Submission run_command(DriverApi& api, const HwContext& ctx, Bo& cmd, const std:
   std::memcpy(&header, cmd.data(), 4);
   const auto st = decode_header(header).state;
   if (st != kErtStateCompleted)
-    throw std::runtime_error(fmt::format("command {} ended in ERT state {} (4 is COMPLETED)", e.seq, st));
+    throw std::runtime_error(fmt::format("command {} ended in ERT state {} ({}), not COMPLETED", e.seq, st, ert_state_name(st)));
   return s;
 }
 

@@ -22,6 +22,8 @@ struct PacketHeader {
   std::uint32_t state, extra_cu_masks, count, opcode, type;
 };
 PacketHeader decode_header(std::uint32_t h);
+// "COMPLETED", "ERROR", "ABORT", "TIMEOUT", ...
+const char* ert_state_name(std::uint32_t state);
 
 struct Submission {
   std::uint64_t seq = 0;

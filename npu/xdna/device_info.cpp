@@ -1,8 +1,10 @@
 #include "npu/xdna/device_info.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -55,7 +57,43 @@ DeviceInfo query_device(DriverApi& api) {
   d.firmware = query_one<FirmwareVersion>(api, kQueryFirmwareVersion);
   d.sensors = query_many<Sensor>(api, kQuerySensors, 8);
   d.contexts = query_many<HwContextInfo>(api, kQueryHwContexts, 32);
+  d.power_mode = query_one<PowerMode>(api, kGetPowerMode);
+  d.resources = query_one<ResourceInfo>(api, kQueryResourceInfo);
   return d;
+}
+
+namespace {
+
+std::string clocks_text(const Query<ClockMetadata>& c) {
+  if (!c.value) return c.error;
+  return fmt::format("{} {} MHz, {} {} MHz", cstr(c.value->mp_npu.name, 16), c.value->mp_npu.freq_mhz,
+                     cstr(c.value->h_clock.name, 16), c.value->h_clock.freq_mhz);
+}
+
+std::string power_mode_text(const Query<PowerMode>& p) {
+  if (!p.value) return p.error;
+  const auto m = p.value->power_mode;
+  return m < std::size(kPowerModeNames) ? kPowerModeNames[m] : fmt::format("unknown ({})", m);
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> device_notes(const DeviceInfo& d) {
+  std::vector<std::pair<std::string, std::string>> v;
+  v.emplace_back("power_mode", power_mode_text(d.power_mode));
+  v.emplace_back("clocks", clocks_text(d.clocks));
+  v.emplace_back("firmware", d.firmware.value ? fmt::format("{}.{}.{}.{}", d.firmware.value->major, d.firmware.value->minor,
+                                                            d.firmware.value->patch, d.firmware.value->build)
+                                              : d.firmware.error);
+  if (d.resources.value) v.emplace_back("context_limit", std::to_string(d.resources.value->npu_task_max));
+  else v.emplace_back("context_limit", "not reported (" + d.resources.error + ")");
+  return v;
+}
+
+std::uint32_t context_limit(const DeviceInfo& d, const std::string& generation) {
+  if (d.resources.value && d.resources.value->npu_task_max > 0)
+    return std::uint32_t(std::min<std::uint64_t>(d.resources.value->npu_task_max, 1024));
+  return generation == "npu1" || generation.empty() ? 6 : 16;
 }
 
 std::string generation_from(const AieMetadata& m) { return m.cols >= 8 ? "npu4" : "npu1"; }
@@ -76,12 +114,8 @@ std::vector<std::string> describe(const DeviceInfo& d) {
   } else {
     v.push_back("array       AIE metadata: " + d.aie.error);
   }
-  if (d.clocks.value)
-    v.push_back(fmt::format("clocks      {} {} MHz, {} {} MHz", cstr(d.clocks.value->mp_npu.name, 16),
-                            d.clocks.value->mp_npu.freq_mhz, cstr(d.clocks.value->h_clock.name, 16),
-                            d.clocks.value->h_clock.freq_mhz));
-  else
-    v.push_back("clocks      " + d.clocks.error);
+  v.push_back("clocks      " + clocks_text(d.clocks));
+  v.push_back("power mode  " + power_mode_text(d.power_mode));
   if (d.firmware.value)
     v.push_back(fmt::format("firmware    {}.{}.{}.{}", d.firmware.value->major, d.firmware.value->minor,
                             d.firmware.value->patch, d.firmware.value->build));

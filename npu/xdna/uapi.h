@@ -108,7 +108,14 @@ enum InfoParam : std::uint32_t {
   kQuerySensors = 4,
   kQueryHwContexts = 5,
   kQueryFirmwareVersion = 8,
+  kGetPowerMode = 9,
+  kQueryResourceInfo = 13,
 };
+
+// AMDXDNA_INVALID_ADDR: what GET_BO_INFO reports for an address that does not
+// exist (yet): a user address before mmap, a device address of a SHMEM object
+// in PASID mode before mmap, the mmap offset of a DEV object.
+inline constexpr std::uint64_t kInvalidAddr = ~0ull;
 
 struct AieTileMetadata {
   std::uint16_t row_count, row_start, dma_channel_count, lock_count, event_reg_count, pad[3];
@@ -139,6 +146,15 @@ struct HwContextInfo {
   std::int64_t pid;
   std::uint64_t command_submissions, command_completions, migrations, preemptions, errors;
 };
+// GET_POWER_MODE: enum amdxdna_power_mode_type.
+struct PowerMode {
+  std::uint8_t power_mode;
+  std::uint8_t pad[7];
+};
+inline constexpr const char* kPowerModeNames[] = {"default", "low", "medium", "high", "turbo"};
+struct ResourceInfo {
+  std::uint64_t npu_clk_max, npu_tops_max, npu_task_max, npu_tops_curr, npu_task_curr;
+};
 struct FirmwareVersion {
   std::uint32_t major, minor, patch, build;
 };
@@ -148,6 +164,9 @@ struct FirmwareVersion {
 inline constexpr std::uint32_t kErtStartCu = 0;
 inline constexpr std::uint32_t kErtStateNew = 1;
 inline constexpr std::uint32_t kErtStateCompleted = 4;
+inline constexpr std::uint32_t kErtStateError = 5;    // amdxdna_ctx.h: enum ert_cmd_state
+inline constexpr std::uint32_t kErtStateAbort = 6;
+inline constexpr std::uint32_t kErtStateTimeout = 8;
 inline constexpr std::uint32_t kErtTypeCu = 3;
 // mlir-aie's kernels expect opcode 3 in the first register-map slot.
 inline constexpr std::uint64_t kMlirAieOpcode = 3;
@@ -184,5 +203,6 @@ static_assert(sizeof(Clock) == 24 && sizeof(ClockMetadata) == 48);
 static_assert(sizeof(Sensor) == 168);
 static_assert(sizeof(HwContextInfo) == 64);
 static_assert(sizeof(FirmwareVersion) == 16);
+static_assert(sizeof(PowerMode) == 8 && sizeof(ResourceInfo) == 40);
 
 }  // namespace flopwatt::npu::xdna

@@ -1,10 +1,14 @@
 #include "npu/xdna/xdna_backend.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <set>
 #include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "npu/xdna/buffer.h"
 #include "npu/xdna/command.h"
@@ -28,6 +32,11 @@ float load_elem(const void* p, DType t, std::int64_t i) {
 
 }  // namespace
 
+struct XdnaBackend::Parsed {
+  Xclbin xclbin;
+  InstStream insts;
+};
+
 struct XdnaBackend::Device {
   std::unique_ptr<DriverApi> api;
   DeviceInfo info;
@@ -36,8 +45,7 @@ struct XdnaBackend::Device {
 
 struct XdnaBackend::Loaded {
   ArtifactDesign design;
-  Xclbin xclbin;
-  InstStream insts;
+  std::shared_ptr<const Parsed> files;
   std::uint32_t cu_index = 0;
   std::unique_ptr<HwContext> ctx;
   std::unique_ptr<Bo> pdi, instr, a, b, c, cmd;
@@ -47,9 +55,16 @@ struct XdnaBackend::Loaded {
   }
 };
 
+std::optional<DesignMode> design_mode_from_env() {
+  const char* v = std::getenv("FLOPWATT_NPU_DESIGN");
+  if (!v || !*v || std::string(v) == "per-shape") return DesignMode::PerShape;
+  if (std::string(v) == "single") return DesignMode::Single;
+  return std::nullopt;
+}
+
 XdnaBackend::XdnaBackend(XdnaBackendConfig cfg) : cfg_(std::move(cfg)) {
   disc_ = discover_xdna(cfg_.root, cfg_.opener);
-  if (!disc_.pci.empty()) generation_ = disc_.pci.front().generation;
+  if (!disc_.pci.empty() && disc_.pci.front().generation != "unknown") generation_ = disc_.pci.front().generation;
   if (cfg_.artifacts_dir.empty()) {
     artifacts_problem_ = "no artifact directory; set FLOPWATT_NPU_ARTIFACTS (scripts/build-npu-artifacts.md)";
   } else {
@@ -66,62 +81,10 @@ XdnaBackend::~XdnaBackend() {
   dev_.reset();
 }
 
-Availability XdnaBackend::availability() const {
-  if (!disc_.ok()) return {false, disc_.reason + "; fix: " + disc_.fix};
-  if (!artifacts_) return {false, "amdxdna device " + disc_.node + " found, but no GEMM designs: " + artifacts_problem_};
-  if (artifacts_->designs.empty()) return {false, "the artifact manifest in " + artifacts_->dir + " lists no designs"};
-  return {true, ""};
-}
-
-bool XdnaBackend::supports(const GemmDesc& d) const {
-  if (!availability().ok || d.dtype_acc != DType::F32 || d.M <= 0 || d.N <= 0 || d.K <= 0) return false;
-  return pick_design(*artifacts_, d, generation_) != nullptr;
-}
-
-XdnaBackend::Loaded& XdnaBackend::load(const ArtifactDesign& d, double* seconds) {
-  auto it = loaded_.find(d.name);
-  if (it != loaded_.end()) return *it->second;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto l = std::make_unique<Loaded>();
-  l->design = d;
-  l->xclbin = load_xclbin(d.xclbin);
-  require_npu_design(l->xclbin);
-  l->insts = load_insts(d.insts);
-  DriverApi& api = *dev_->api;
-  // One compute unit: the first whose kernel has a PDI (mlir-aie designs have one).
-  const ComputeUnit* cu = nullptr;
-  for (std::uint32_t i = 0; i < l->xclbin.cus.size() && !cu; ++i)
-    if (l->xclbin.pdi_for(l->xclbin.cus[i].kernel_id)) cu = &l->xclbin.cus[i], l->cu_index = i;
-  const AiePdi& pdi = *l->xclbin.pdi_for(cu->kernel_id);
-  const std::uint32_t core_rows = dev_->info.aie.value ? dev_->info.aie.value->core.row_count : 4;
-  const std::uint32_t width = l->xclbin.partition.column_width ? l->xclbin.partition.column_width : std::uint32_t(d.cols);
-  l->ctx = std::make_unique<HwContext>(api, l->xclbin.partition.ops_per_cycle, width * core_rows);
-  l->pdi = std::make_unique<Bo>(api, kBoDev, pdi.image.size());
-  std::memcpy(l->pdi->data(), pdi.image.data(), pdi.image.size());
-  l->pdi->sync(kSyncToDevice);
-  std::vector<CuConfig> cus(l->xclbin.cus.size());
-  for (std::size_t i = 0; i < cus.size(); ++i) {
-    cus[i] = CuConfig{};
-    cus[i].cu_bo = l->pdi->handle();
-    cus[i].cu_func = l->xclbin.cus[i].functional;
-  }
-  l->ctx->configure_cus(cus);
-  l->instr = std::make_unique<Bo>(api, kBoDev, l->insts.words.size() * 4);
-  std::memcpy(l->instr->data(), l->insts.words.data(), l->insts.words.size() * 4);
-  l->instr->sync(kSyncToDevice);
-  const std::size_t ob = dtype_size(d.dtype_out);
-  l->a = std::make_unique<Bo>(api, kBoShmem, std::size_t(d.M * d.K) * 2);
-  l->b = std::make_unique<Bo>(api, kBoShmem, std::size_t(d.K * d.N) * 2);
-  l->c = std::make_unique<Bo>(api, kBoShmem, std::size_t(d.M * d.N) * ob);
-  l->cmd = std::make_unique<Bo>(api, kBoCmd, 4096);
-  *seconds = since(t0);
-  return *loaded_.emplace(d.name, std::move(l)).first->second;
-}
-
-void XdnaBackend::gemm(const GemmDesc& g, const void* A, const void* B, void* C) {
-  const Availability av = availability();
-  if (!av.ok) throw InputError(name(), av.reason);
-  if (!dev_) {
+void XdnaBackend::open_device() const {
+  if (dev_) return;
+  if (!open_problem_.empty()) throw std::runtime_error(open_problem_);
+  try {
     auto dev = std::make_unique<Device>();
     int err = 0;
     dev->api = cfg_.opener(disc_.node, &err);
@@ -130,12 +93,139 @@ void XdnaBackend::gemm(const GemmDesc& g, const void* A, const void* B, void* C)
     if (generation_.empty() && dev->info.aie.value) generation_ = generation_from(*dev->info.aie.value);
     dev->heap = std::make_unique<DevHeap>(*dev->api);
     dev_ = std::move(dev);
+  } catch (const std::exception& e) {
+    open_problem_ = e.what();
+    throw;
   }
-  const ArtifactDesign* d = pick_design(*artifacts_, g, generation_);
+}
+
+Availability XdnaBackend::availability() const {
+  if (!disc_.ok()) return {false, disc_.reason + "; fix: " + disc_.fix};
+  if (!artifacts_) return {false, "amdxdna device " + disc_.node + " found, but no GEMM designs: " + artifacts_problem_};
+  if (artifacts_->designs.empty()) return {false, "the artifact manifest in " + artifacts_->dir + " lists no designs"};
+  if (!cfg_.design_mode)
+    return {false, fmt::format("FLOPWATT_NPU_DESIGN={}: expected per-shape or single", std::getenv("FLOPWATT_NPU_DESIGN")
+                                                                                          ? std::getenv("FLOPWATT_NPU_DESIGN")
+                                                                                          : "")};
+  try {
+    open_device();
+  } catch (const std::exception& e) {
+    return {false, fmt::format("amdxdna device {} cannot be used: {}", disc_.node, e.what())};
+  }
+  std::set<std::string> devices;
+  for (const auto& d : artifacts_->designs) {
+    if (d.device == generation_) return {true, ""};
+    devices.insert(d.device);
+  }
+  return {false, fmt::format("{}/manifest.json lists designs for {} only, this NPU is {}; build designs for it "
+                             "(scripts/build-npu-designs --device {}) or point FLOPWATT_NPU_ARTIFACTS at them",
+                             artifacts_->dir, fmt::join(devices, ", "), generation_, generation_)};
+}
+
+const ArtifactDesign* XdnaBackend::design_for(const GemmDesc& g) const {
+  if (!artifacts_ || !cfg_.design_mode) return nullptr;
+  if (*cfg_.design_mode == DesignMode::PerShape) return pick_design(*artifacts_, g, generation_);
+  const ArtifactDesign* big = nullptr;
+  for (const auto& d : artifacts_->designs)
+    if (d.device == generation_ && d.dtype_out == g.dtype_out &&
+        (!big || double(d.M) * d.N * d.K > double(big->M) * big->N * big->K))
+      big = &d;
+  return big && big->M >= g.M && big->N >= g.N && big->K >= g.K ? big : nullptr;
+}
+
+bool XdnaBackend::supports(const GemmDesc& d) const {
+  if (!availability().ok || d.dtype_acc != DType::F32 || d.M <= 0 || d.N <= 0 || d.K <= 0) return false;
+  return design_for(d) != nullptr;
+}
+
+std::uint32_t XdnaBackend::context_capacity() const { return dev_ ? context_limit(dev_->info, generation_) : 0; }
+
+void XdnaBackend::evict_lru() {
+  if (!loaded_.empty()) loaded_.pop_back();
+}
+
+void XdnaBackend::drop(const std::string& name) {
+  loaded_.remove_if([&](const std::unique_ptr<Loaded>& l) { return l->design.name == name; });
+}
+
+XdnaBackend::Loaded& XdnaBackend::load(const ArtifactDesign& d, double* seconds) {
+  for (auto it = loaded_.begin(); it != loaded_.end(); ++it)
+    if ((*it)->design.name == d.name) {
+      loaded_.splice(loaded_.begin(), loaded_, it);
+      *seconds = 0;
+      return *loaded_.front();
+    }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto& files = parsed_[d.name];
+  if (!files) {
+    auto p = std::make_shared<Parsed>();
+    p->xclbin = load_xclbin(d.xclbin);
+    require_npu_design(p->xclbin);
+    p->insts = load_insts(d.insts);
+    files = std::move(p);
+  }
+  auto l = std::make_unique<Loaded>();
+  l->design = d;
+  l->files = files;
+  const Xclbin& x = files->xclbin;
+  DriverApi& api = *dev_->api;
+  // One compute unit: the first whose kernel has a PDI (mlir-aie designs have one).
+  const ComputeUnit* cu = nullptr;
+  for (std::uint32_t i = 0; i < x.cus.size() && !cu; ++i)
+    if (x.pdi_for(x.cus[i].kernel_id)) cu = &x.cus[i], l->cu_index = i;
+  const AiePdi& pdi = *x.pdi_for(cu->kernel_id);
+  const std::uint32_t core_rows = dev_->info.aie.value ? dev_->info.aie.value->core.row_count : 4;
+  const std::uint32_t width = x.partition.column_width ? x.partition.column_width : std::uint32_t(d.cols);
+  // The firmware holds a fixed number of contexts per device (Phoenix 6), shared
+  // with other processes: keep at most that many, and when creation still fails
+  // give back the least recently used one and try again.
+  const std::uint32_t cap = std::max<std::uint32_t>(1, context_capacity());
+  while (loaded_.size() >= cap) evict_lru();
+  for (;;) {
+    try {
+      l->ctx = std::make_unique<HwContext>(api, x.partition.ops_per_cycle, width * core_rows);
+      break;
+    } catch (const std::runtime_error& e) {
+      if (loaded_.empty())
+        throw std::runtime_error(fmt::format("{}; the device holds {} hardware contexts and this process has none open: "
+                                             "another process holds them (close it, see `flopwatt npu info`)",
+                                             e.what(), cap));
+      evict_lru();
+    }
+  }
+  l->pdi = std::make_unique<Bo>(api, kBoDev, pdi.image.size(), dev_->heap.get());
+  std::memcpy(l->pdi->data(), pdi.image.data(), pdi.image.size());
+  l->pdi->sync(kSyncToDevice);
+  std::vector<CuConfig> cus(x.cus.size());
+  for (std::size_t i = 0; i < cus.size(); ++i) {
+    cus[i] = CuConfig{};
+    cus[i].cu_bo = l->pdi->handle();
+    cus[i].cu_func = x.cus[i].functional;
+  }
+  l->ctx->configure_cus(cus);
+  const auto& words = files->insts.words;
+  l->instr = std::make_unique<Bo>(api, kBoDev, words.size() * 4, dev_->heap.get());
+  std::memcpy(l->instr->data(), words.data(), words.size() * 4);
+  l->instr->sync(kSyncToDevice);
+  const std::size_t ob = dtype_size(d.dtype_out);
+  l->a = std::make_unique<Bo>(api, kBoShmem, std::size_t(d.M * d.K) * 2);
+  l->b = std::make_unique<Bo>(api, kBoShmem, std::size_t(d.K * d.N) * 2);
+  l->c = std::make_unique<Bo>(api, kBoShmem, std::size_t(d.M * d.N) * ob);
+  l->cmd = std::make_unique<Bo>(api, kBoCmd, 4096);
+  loaded_.push_front(std::move(l));
+  *seconds = since(t0);
+  return *loaded_.front();
+}
+
+void XdnaBackend::gemm(const GemmDesc& g, const void* A, const void* B, void* C) {
+  const Availability av = availability();
+  if (!av.ok) throw InputError(name(), av.reason);
+  const ArtifactDesign* d = design_for(g);
   if (!d)
-    throw InputError(name(), fmt::format("no design in {} covers {}x{}x{} with {} output on {}", artifacts_->dir, g.M, g.N,
-                                         g.K, to_string(g.dtype_out), generation_),
-                     "build one (scripts/build-npu-artifacts.md) and list it in manifest.json");
+    throw InputError(name(), fmt::format("no design in {} covers {}x{}x{} with {} output on {}{}", artifacts_->dir, g.M, g.N,
+                                         g.K, to_string(g.dtype_out), generation_,
+                                         *cfg_.design_mode == DesignMode::Single ? " (FLOPWATT_NPU_DESIGN=single)" : ""),
+                     "build one (scripts/build-npu-designs) and list it in manifest.json");
   Breakdown bd;
   Loaded& l = load(*d, &bd.reconfigure);
 
@@ -154,12 +244,20 @@ void XdnaBackend::gemm(const GemmDesc& g, const void* A, const void* B, void* C)
       b[k * d->N + j] = f32_to_bf16(load_elem(B, g.dtype_in, g.trans_b ? j * ldb + k : k * ldb + j));
   l.a->sync(kSyncToDevice);
   l.b->sync(kSyncToDevice);
+  l.c->sync(kSyncToDevice);  // no dirty line of C may be written back over the device's result
   bd.copy_in = since(t0);
 
   const std::uint64_t addrs[] = {l.a->device_address(), l.b->device_address(), l.c->device_address()};
-  const auto packet = start_cu_packet(l.cu_index, l.instr->device_address(), std::uint32_t(l.insts.words.size()), addrs);
-  const Submission s = run_command(*dev_->api, *l.ctx, *l.cmd, packet,
-                                   {l.instr->handle(), l.a->handle(), l.b->handle(), l.c->handle()}, cfg_.timeout_ns);
+  const auto packet = start_cu_packet(l.cu_index, l.instr->device_address(), std::uint32_t(l.files->insts.words.size()), addrs);
+  Submission s;
+  try {
+    s = run_command(*dev_->api, *l.ctx, *l.cmd, packet, {l.instr->handle(), l.a->handle(), l.b->handle(), l.c->handle()},
+                    cfg_.timeout_ns);
+  } catch (const std::runtime_error&) {
+    // A context whose command failed or never finished is not trusted again.
+    drop(d->name);
+    throw;
+  }
   bd.submit = s.submit_s;
   bd.compute = s.wait_s;
 
@@ -182,9 +280,20 @@ void XdnaBackend::gemm(const GemmDesc& g, const void* A, const void* B, void* C)
 std::vector<std::pair<std::string, std::string>> XdnaBackend::notes() const {
   std::vector<std::pair<std::string, std::string>> v;
   v.emplace_back("device", disc_.ok() ? disc_.node : "none: " + disc_.reason);
-  if (!generation_.empty()) v.emplace_back("generation", generation_);
   if (artifacts_) v.emplace_back("artifacts", fmt::format("{} ({} designs)", artifacts_->dir, artifacts_->designs.size()));
   else v.emplace_back("artifacts", artifacts_problem_);
+  v.emplace_back("design_mode", !cfg_.design_mode                          ? "invalid FLOPWATT_NPU_DESIGN"
+                                : *cfg_.design_mode == DesignMode::Single ? "single"
+                                                                          : "per-shape");
+  if (disc_.ok()) {
+    try {
+      open_device();
+      for (auto& n : device_notes(dev_->info)) v.push_back(std::move(n));
+    } catch (const std::exception& e) {
+      v.emplace_back("driver", e.what());
+    }
+  }
+  if (!generation_.empty()) v.emplace_back("generation", generation_);
   v.emplace_back("numerics", "bf16 inputs converted on the host, fp32 accumulation on the array");
   return v;
 }

@@ -1,141 +1,406 @@
+// Upstream references are to amd/xdna-driver: drivers/accel/amdxdna/*.c (the
+// kernel driver), include/uapi/drm/amdxdna_accel.h (the interface) and
+// src/shim/*.cpp (the user-space shim XRT loads).
 #include "tests/npu/xdna/fake_driver.h"
 
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
-#include "npu/xdna/command.h"
-
 namespace flopwatt::npu::xdna::test {
 
-FakeBo* FakeDriver::by_addr(std::uint64_t a) {
+namespace {
+
+constexpr std::uint64_t kDevMemBase = 0x4000000;        // aie2_pci.h: AIE2_DEVM_BASE
+constexpr std::uint64_t kDevBufAlign = 1ull << 15;      // npu1_regs.c: dev_mem_buf_shift = 15
+constexpr std::uint32_t kMaxArgCount = 4095;            // amdxdna_ctx.c: MAX_ARG_COUNT
+constexpr std::uint32_t kCoreRows = 4;                  // AIE metadata core.row_count on npu1/npu4
+
+}  // namespace
+
+FakeDriver::~FakeDriver() {
   for (auto& [h, b] : bos_)
-    if (b.xdna_addr == a) return &b;
+    if (b.fixed) ::munmap(b.fixed, b.size);
+}
+
+FakeBo* FakeDriver::heap() {
+  for (auto& [h, b] : bos_)
+    if (b.type == kBoDevHeap) return &b;
   return nullptr;
+}
+
+std::uint8_t* FakeDriver::data(FakeBo& b) {
+  if (b.type == kBoDev) {
+    FakeBo* h = heap();
+    return h ? data(*h) + (b.dev_addr - h->dev_addr) : nullptr;
+  }
+  if (b.fixed) return b.fixed;
+  if (b.store.size() != b.size) b.store.assign(b.size, 0);  // pages appear on first touch
+  return b.store.data();
+}
+
+// amdxdna_gem.c: amdxdna_gem_dev_addr(): the heap's and DEV objects' device
+// addresses are their own; other objects use amdxdna_obj_dma_addr() (amdxdna_gem.h),
+// the DMA address when PASID is off, else the user address, which is
+// AMDXDNA_INVALID_ADDR until the object is mmapped.
+std::uint64_t FakeDriver::device_addr(const FakeBo& b) const {
+  if (b.type == kBoDevHeap || b.type == kBoDev) return b.dev_addr;
+  return b.dma_addr != kInvalidAddr ? b.dma_addr : b.uva;
+}
+
+// What the array reaches at a device address: DEV objects inside the heap's
+// device range, and SHMEM/CMD objects at their DMA address (PASID off) or at
+// the user address they are mapped at (PASID on: the IOMMU walks the process's
+// page tables; aie2_message.c: aie2_create_context passes the client's pasid).
+// Anything else is an IO page fault: nullptr.
+std::uint8_t* FakeDriver::resolve(std::uint64_t addr, std::size_t len) {
+  if (addr == kInvalidAddr) return nullptr;
+  for (auto& [h, b] : bos_) {
+    if (b.type == kBoDevHeap) continue;
+    const std::uint64_t base = device_addr(b);
+    if (base == kInvalidAddr) continue;
+    if (opt_.pasid && b.type != kBoDev && !b.mapped) continue;
+    if (addr >= base && addr - base <= b.size && len <= b.size - (addr - base)) return data(b) + (addr - base);
+  }
+  return nullptr;
+}
+
+int FakeDriver::create_bo(CreateBo* c, int* errno_out) {
+  // amdxdna_drm_create_bo_ioctl: flags must be zero; unknown types are EINVAL.
+  if (c->flags) return fail(errno_out, EINVAL);
+  FakeBo b;
+  b.type = c->type;
+  b.size = c->size;
+  switch (c->type) {
+    case kBoShmem:
+    case kBoCmd:
+      // amdxdna_drm_create_share_bo: a non-zero vaddr imports user pages, not modelled here.
+      if (c->vaddr || c->size == 0) return fail(errno_out, EINVAL);
+      // amdxdna_gem_create_obj starts with dma_addr and uva invalid;
+      // amdxdna_gem_obj_open DMA-maps the object only when PASID is off.
+      if (!opt_.pasid) {
+        b.dma_addr = next_dma_;
+        next_dma_ += (c->size + 4095) / 4096 * 4096;
+      }
+      b.map_offset = next_map_offset_;
+      next_map_offset_ += (c->size + 4095) / 4096 * 4096;
+      break;
+    case kBoDevHeap:
+      // One heap of at most dev_heap_max_size (npu1_regs.c: AIE2_DEVM_SIZE, 64 MiB)
+      // at the device memory base.
+      if (c->size == 0 || c->size > kDevHeapBytes || heap()) return fail(errno_out, c->size ? EBUSY : EINVAL);
+      b.dev_addr = kDevMemBase;
+      b.map_offset = next_map_offset_;
+      next_map_offset_ += c->size;
+      heap_created = true;
+      break;
+    case kBoDev: {
+      FakeBo* h = heap();
+      // amdxdna_init_dev_bo: no heap yet, or (PASID) a heap not yet mapped: EAGAIN.
+      if (!h || (opt_.pasid && h->uva == kInvalidAddr)) return fail(errno_out, EAGAIN);
+      // amdxdna_gem_heap_alloc: size 0 or above the heap is EINVAL; a full heap is
+      // drm_mm_insert_node_generic's ENOSPC; nodes are 32 KiB aligned.
+      if (c->size == 0 || c->size > h->size) return fail(errno_out, EINVAL);
+      std::uint64_t at = h->dev_addr;
+      for (const auto& [a, sz] : heap_used_) {
+        if (a >= at + c->size) break;
+        at = std::max(at, (a + sz + kDevBufAlign - 1) / kDevBufAlign * kDevBufAlign);
+      }
+      if (at + c->size > h->dev_addr + h->size) return fail(errno_out, ENOSPC);
+      heap_used_[at] = c->size;
+      b.dev_addr = at;
+      // amdxdna_init_dev_bo: in PASID mode the user address follows the heap's mapping; else invalid.
+      b.uva = opt_.pasid ? h->uva + (at - h->dev_addr) : kInvalidAddr;
+      b.mapped = true;  // lives in the heap's pages
+      break;
+    }
+    default: return fail(errno_out, EINVAL);
+  }
+  c->handle = next_handle_++;
+  bos_[c->handle] = std::move(b);
+  return 0;
 }
 
 int FakeDriver::ioctl(unsigned long request, void* arg, int* errno_out) {
   switch (request) {
-    case kIoctlCreateBo: {
-      auto* c = static_cast<CreateBo*>(arg);
-      if (c->flags || c->vaddr || c->size == 0 || c->type < kBoShmem || c->type > kBoCmd) return fail(errno_out, EINVAL);
-      if (c->type == kBoDev && !heap_created) return fail(errno_out, ENOMEM);  // DEV buffers come from the heap
-      if (c->type == kBoDevHeap) heap_created = true;
-      FakeBo b;
-      b.type = c->type;
-      b.mem.resize(c->size);
-      b.xdna_addr = next_addr_;
-      next_addr_ += (c->size + 4095) / 4096 * 4096;
-      c->handle = next_handle_++;
-      b.map_offset = std::uint64_t(c->handle) << 20;
-      bos_[c->handle] = std::move(b);
-      return 0;
-    }
+    case kIoctlCreateBo: return create_bo(static_cast<CreateBo*>(arg), errno_out);
     case kIoctlGetBoInfo: {
+      // amdxdna_drm_get_bo_info_ioctl: vaddr = amdxdna_gem_uva(), xdna_addr =
+      // amdxdna_gem_dev_addr(); DEV objects have no mmap offset of their own.
       auto* i = static_cast<GetBoInfo*>(arg);
+      if (i->ext || i->ext_flags || i->pad) return fail(errno_out, EINVAL);
       auto it = bos_.find(i->handle);
       if (it == bos_.end()) return fail(errno_out, ENOENT);
+      i->vaddr = it->second.uva;
+      i->xdna_addr = device_addr(it->second);
       i->map_offset = it->second.map_offset;
-      i->xdna_addr = it->second.xdna_addr;
-      i->vaddr = it->second.type == kBoDev ? reinterpret_cast<std::uint64_t>(it->second.mem.data()) : 0;
       return 0;
     }
     case kIoctlSyncBo: {
+      // amdxdna_drm_sync_bo_ioctl: flushes the CPU cache over the range
+      // (amdxdna_flush_bo: offset beyond the object is EINVAL), then for
+      // FROM_DEVICE calls amdxdna_hwctx_sync_debug_bo(), which only knows debug
+      // objects assigned to a context: an ordinary object is EINVAL.
       auto* s = static_cast<SyncBo*>(arg);
-      if (!bos_.count(s->handle) || s->direction > 1) return fail(errno_out, EINVAL);
-      ++syncs;
+      auto it = bos_.find(s->handle);
+      if (it == bos_.end()) return fail(errno_out, ENOENT);
+      if (it->second.type != kBoDev && s->offset >= it->second.size) return fail(errno_out, EINVAL);
+      if (s->direction == kSyncFromDevice) {
+        ++sync_from_device_refused;
+        return fail(errno_out, EINVAL);
+      }
+      ++sync_to_device;
       return 0;
     }
     case kIoctlCreateHwctx: {
       auto* c = static_cast<CreateHwctx*>(arg);
-      if (c->ext || c->ext_flags || !c->qos_p || !c->max_opc || !c->num_tiles) return fail(errno_out, EINVAL);
+      // amdxdna_drm_create_hwctx_ioctl: ext must be zero, QoS is copied from user (EFAULT).
+      if (c->ext || c->ext_flags) return fail(errno_out, EINVAL);
+      if (!c->qos_p) return fail(errno_out, EFAULT);
+      // aie2_hwctx_col_list: num_tiles / core rows columns, at least one, at most the array.
+      const std::uint32_t cols = c->num_tiles / kCoreRows;
+      if (!c->num_tiles || !cols || cols > opt_.cols) return fail(errno_out, EINVAL);
+      // The firmware holds hwctx_limit contexts (npu1_regs.c: 6, npu4_regs.c: 16;
+      // aie2_query_resource_info reports it as npu_task_max); its refusal of
+      // CREATE_CONTEXT is a non-zero status, which aie_send_mgmt_msg_wait turns into EINVAL.
+      if (ctxs_.size() + opt_.held_elsewhere >= opt_.hwctx_limit) {
+        ++refused_contexts;
+        return fail(errno_out, EINVAL);
+      }
       last_max_opc = c->max_opc, last_num_tiles = c->num_tiles;
-      c->handle = 1;
-      c->syncobj_handle = 9;
-      ++contexts;
+      // amdxdna_hwctx_id_alloc: ids from 1; aie2_ctx_syncobj_create: one timeline per context.
+      c->handle = next_ctx_++;
+      c->syncobj_handle = next_syncobj_++;
+      ctxs_[c->handle] = Ctx{c->syncobj_handle, 0, 0, -1};
+      ++contexts_created;
+      max_live_contexts = std::max(max_live_contexts, int(ctxs_.size()));
       return 0;
     }
-    case kIoctlDestroyHwctx: return 0;
+    case kIoctlDestroyHwctx: {
+      // amdxdna_drm_destroy_hwctx_ioctl: pad must be zero; an unknown handle is EINVAL.
+      auto* d = static_cast<DestroyHwctx*>(arg);
+      if (d->pad) return fail(errno_out, EINVAL);
+      if (!ctxs_.erase(d->handle)) return fail(errno_out, EINVAL);
+      ++contexts_destroyed;
+      return 0;
+    }
     case kIoctlConfigHwctx: {
       auto* c = static_cast<ConfigHwctx*>(arg);
-      if (c->handle != 1 || c->param_type != kConfigCu || c->param_val_size < sizeof(CuConfigHeader) + sizeof(CuConfig))
-        return fail(errno_out, EINVAL);
+      // amdxdna_drm_config_hwctx_ioctl: pad zero, CONFIG_CU's buffer at most a page (E2BIG).
+      if (c->pad || c->param_type != kConfigCu) return fail(errno_out, EINVAL);
+      if (c->param_val_size > 4096) return fail(errno_out, E2BIG);
+      auto ctx = ctxs_.find(c->handle);
+      if (ctx == ctxs_.end()) return fail(errno_out, EINVAL);
+      // aie2_hwctx_cu_config: no re-configuration, at least one CU, entries within the size.
+      if (ctx->second.design >= 0) return fail(errno_out, EINVAL);
+      if (c->param_val_size < sizeof(CuConfigHeader)) return fail(errno_out, EINVAL);
       CuConfigHeader h;
       std::memcpy(&h, reinterpret_cast<void*>(c->param_val), sizeof h);
-      CuConfig cu;
-      std::memcpy(&cu, reinterpret_cast<std::uint8_t*>(c->param_val) + sizeof h, sizeof cu);
-      auto it = bos_.find(cu.cu_bo);
-      // The driver requires the PDI in a DEV buffer.
-      if (h.num_cus != 1 || it == bos_.end() || it->second.type != kBoDev) return fail(errno_out, EINVAL);
-      if (!std::equal(d_.pdi.begin(), d_.pdi.end(), it->second.mem.begin())) return fail(errno_out, EINVAL);
+      if (h.pad[0] || h.pad[1] || h.pad[2] || !h.num_cus ||
+          sizeof h + std::size_t(h.num_cus) * sizeof(CuConfig) > c->param_val_size)
+        return fail(errno_out, EINVAL);
+      int design = -1;
+      for (std::uint16_t n = 0; n < h.num_cus; ++n) {
+        CuConfig cu;
+        std::memcpy(&cu, reinterpret_cast<std::uint8_t*>(c->param_val) + sizeof h + n * sizeof cu, sizeof cu);
+        // aie2_hwctx_hold_cu_bos: each PDI must be in a DEV object.
+        auto it = bos_.find(cu.cu_bo);
+        if (it == bos_.end() || it->second.type != kBoDev) return fail(errno_out, EINVAL);
+        // The firmware loads the PDI it is pointed at; a PDI it does not know
+        // fails the CONFIG_CU message (non-zero status: EINVAL).
+        const std::uint8_t* pdi = data(it->second);
+        for (std::size_t d = 0; d < designs_.size() && design < 0; ++d)
+          if (designs_[d].pdi.size() <= it->second.size && std::equal(designs_[d].pdi.begin(), designs_[d].pdi.end(), pdi))
+            design = int(d);
+        if (design < 0) return fail(errno_out, EINVAL);
+      }
+      ctx->second.design = design;
       ++configs;
       return 0;
     }
-    case kIoctlExecCmd: {
-      auto* e = static_cast<ExecCmd*>(arg);
-      auto it = bos_.find(std::uint32_t(e->cmd_handles));
-      if (e->hwctx != 1 || e->cmd_count != 1 || it == bos_.end() || it->second.type != kBoCmd) return fail(errno_out, EINVAL);
-      std::vector<std::uint32_t> w(it->second.mem.size() / 4);
-      std::memcpy(w.data(), it->second.mem.data(), w.size() * 4);
-      const PacketHeader h = decode_header(w[0]);
-      if (h.opcode != kErtStartCu || h.state != kErtStateNew || h.count != 12 || w[1] != 1 || w[2] != kMlirAieOpcode)
-        return fail(errno_out, EINVAL);
-      auto addr = [&](int i) { return std::uint64_t(w[i]) | (std::uint64_t(w[i + 1]) << 32); };
-      FakeBo *ins = by_addr(addr(4)), *A = by_addr(addr(7)), *B = by_addr(addr(9)), *C = by_addr(addr(11));
-      if (!ins || ins->mem.size() != std::size_t(w[6]) * 4 || !A || !B || !C) return fail(errno_out, EFAULT);
-      const auto* handles = reinterpret_cast<const std::uint32_t*>(e->args);
-      if (e->arg_count < 4) return fail(errno_out, EINVAL);
-      for (std::uint32_t i = 0; i < e->arg_count; ++i)
-        if (!bos_.count(handles[i])) return fail(errno_out, ENOENT);
-      const auto* a = reinterpret_cast<const bf16_t*>(A->mem.data());
-      const auto* b = reinterpret_cast<const bf16_t*>(B->mem.data());
-      for (std::int64_t i = 0; i < d_.M; ++i)
-        for (std::int64_t j = 0; j < d_.N; ++j) {
-          float s = 0;
-          for (std::int64_t k = 0; k < d_.K; ++k) s += bf16_to_f32(a[i * d_.K + k]) * bf16_to_f32(b[k * d_.N + j]);
-          if (d_.out == DType::F32) reinterpret_cast<float*>(C->mem.data())[i * d_.N + j] = s;
-          else reinterpret_cast<bf16_t*>(C->mem.data())[i * d_.N + j] = f32_to_bf16(s);
-        }
-      w[0] = (w[0] & ~0xfu) | kErtStateCompleted;
-      std::memcpy(it->second.mem.data(), w.data(), 4);
-      e->seq = ++seq;
-      ++execs;
-      return 0;
-    }
-    case kIoctlGetInfo: {
-      auto* g = static_cast<GetInfo*>(arg);
-      if (g->param == kQueryAieMetadata && g->buffer_size >= sizeof(AieMetadata)) {
-        AieMetadata m{};
-        m.cols = 5, m.rows = 6, m.version_major = 2;
-        m.core = {4, 2, 2, 16, 128, {}};
-        m.mem = {1, 1, 6, 64, 128, {}};
-        m.shim = {1, 0, 2, 16, 128, {}};
-        std::memcpy(reinterpret_cast<void*>(g->buffer), &m, sizeof m);
-        return 0;
-      }
-      if (g->param == kQueryFirmwareVersion && g->buffer_size >= sizeof(FirmwareVersion)) {
-        FirmwareVersion f{1, 5, 2, 380};
-        std::memcpy(reinterpret_cast<void*>(g->buffer), &f, sizeof f);
-        return 0;
-      }
-      if (g->param == kQueryHwContexts) {
-        g->buffer_size = 0;
-        return 0;
-      }
-      return fail(errno_out, EOPNOTSUPP);  // clocks and sensors: as on current drivers
-    }
+    case kIoctlExecCmd: return exec(static_cast<ExecCmd*>(arg), errno_out);
+    case kIoctlGetInfo: return get_info(static_cast<GetInfo*>(arg), errno_out);
   }
   return fail(errno_out, ENOTTY);
 }
 
-void* FakeDriver::mmap(std::size_t size, std::uint64_t offset, void*, int* errno_out) {
-  for (auto& [h, b] : bos_)
-    if (b.map_offset == offset && b.mem.size() >= size) return b.mem.data();
+int FakeDriver::exec(ExecCmd* e, int* errno_out) {
+  // amdxdna_drm_submit_cmd_ioctl / amdxdna_drm_submit_execbuf: ext zero, type
+  // EXEC_BUF (0), one command, at most MAX_ARG_COUNT argument objects.
+  if (e->ext || e->ext_flags || e->type != 0) return fail(errno_out, EINVAL);
+  if (e->arg_count > kMaxArgCount || e->cmd_count != 1) return fail(errno_out, EINVAL);
+  // amdxdna_cmd_submit: the command object must be a CMD object, every
+  // argument object must exist, the context must be the caller's.
+  auto cmd = bos_.find(std::uint32_t(e->cmd_handles));
+  if (cmd == bos_.end() || cmd->second.type != kBoCmd) return fail(errno_out, EINVAL);
+  const auto* handles = reinterpret_cast<const std::uint32_t*>(e->args);
+  for (std::uint32_t i = 0; i < e->arg_count; ++i)
+    if (!bos_.count(handles[i])) return fail(errno_out, EINVAL);
+  auto ctx = ctxs_.find(e->hwctx);
+  if (ctx == ctxs_.end()) return fail(errno_out, EINVAL);
+  Ctx& cx = ctx->second;
+  e->seq = ++cx.seq;
+  ++execs;
+
+  // The firmware's view: the exec buffer (amdxdna_ctx.h: struct amdxdna_cmd;
+  // XRT ert.h: header state[3:0], count[22:12], opcode[27:23]) and the START_CU
+  // payload, the CU mask then the kernel's register map.
+  std::uint8_t* cmem = data(cmd->second);
+  std::uint32_t header;
+  std::memcpy(&header, cmem, 4);
+  const std::uint32_t count = (header >> 12) & 0x7ff, opcode = (header >> 23) & 0x1f;
+  std::vector<std::uint32_t> w(count + 1);
+  if ((count + 1) * 4 > cmd->second.size) return fail(errno_out, EINVAL);
+  std::memcpy(w.data(), cmem, w.size() * 4);
+  auto u64 = [&](std::size_t i) { return std::uint64_t(w[i]) | (std::uint64_t(w[i + 1]) << 32); };
+
+  std::uint32_t state = kErtStateCompleted;
+  if (!next_states.empty()) {
+    state = next_states.front();
+    next_states.pop_front();
+  } else if (opcode != kErtStartCu || count < 12 || w[1] != 1 || u64(2) != kMlirAieOpcode || cx.design < 0) {
+    state = kErtStateError;  // aie2_sched_resp_handler: a failure status from the firmware is ERROR
+  } else {
+    const FakeDesign& d = designs_[std::size_t(cx.design)];
+    const std::size_t ob = d.out == DType::F32 ? 4 : 2;
+    const std::uint8_t* ins = resolve(u64(4), std::size_t(w[6]) * 4);
+    const auto* a = reinterpret_cast<const bf16_t*>(resolve(u64(7), std::size_t(d.M * d.K) * 2));
+    const auto* b = reinterpret_cast<const bf16_t*>(resolve(u64(9), std::size_t(d.K * d.N) * 2));
+    std::uint8_t* c = resolve(u64(11), std::size_t(d.M * d.N) * ob);
+    if (!ins || !w[6] || !a || !b || !c) {
+      // An address the IOMMU cannot translate (or a transfer running off the
+      // end of an object) stalls the array; the driver's timeout handler marks
+      // the command TIMEOUT (aie2_ctx.c: aie2_sched_resp_handler, aie2_set_cmd_timeout).
+      state = kErtStateTimeout;
+    } else {
+      design_runs.push_back(std::size_t(cx.design));
+      for (std::int64_t i = 0; i < d.M; ++i)
+        for (std::int64_t j = 0; j < d.N; ++j) {
+          float s = 0;
+          for (std::int64_t k = 0; k < d.K; ++k) s += bf16_to_f32(a[i * d.K + k]) * bf16_to_f32(b[k * d.N + j]);
+          if (d.out == DType::F32) std::memcpy(c + (i * d.N + j) * 4, &s, 4);
+          else {
+            const bf16_t v = f32_to_bf16(s);
+            std::memcpy(c + (i * d.N + j) * 2, &v, 2);
+          }
+        }
+    }
+  }
+  // amdxdna_cmd_set_state / amdxdna_cmd_set_error write the final state into
+  // the header's state bits, then aie2_sched_notify signals the fence.
+  header = (header & ~0xfu) | (state & 0xf);
+  std::memcpy(cmem, &header, 4);
+  last_state = state;
+  if (hang_next > 0) --hang_next;
+  else cx.signalled = e->seq;
+  return 0;
+}
+
+int FakeDriver::get_info(GetInfo* g, int* errno_out) {
+  auto put = [&](const void* v, std::size_t n, bool exact) {
+    // Fixed-size answers are refused when the buffer is short; the clock and
+    // power-mode answers are cut to min(buffer_size, size) (aie2_get_clock_metadata,
+    // aie2_get_power_mode).
+    if (exact && g->buffer_size < n) return fail(errno_out, EINVAL);
+    std::memcpy(reinterpret_cast<void*>(g->buffer), v, std::min<std::size_t>(n, g->buffer_size));
+    return 0;
+  };
+  switch (g->param) {
+    case kQueryAieMetadata: {
+      AieMetadata m{};
+      m.cols = opt_.cols, m.rows = 6, m.version_major = 2;
+      m.core = {4, 2, 2, 16, 128, {}};
+      m.mem = {1, 1, 6, 64, 128, {}};
+      m.shim = {1, 0, 2, 16, 128, {}};
+      return put(&m, sizeof m, true);
+    }
+    case kQueryFirmwareVersion: {
+      FirmwareVersion f{1, 5, 2, 380};
+      return put(&f, sizeof f, true);
+    }
+    case kQueryClockMetadata: {
+      ClockMetadata c{};
+      std::snprintf(c.mp_npu.name, sizeof c.mp_npu.name, "MP-NPU Clock");
+      std::snprintf(c.h_clock.name, sizeof c.h_clock.name, "H Clock");
+      c.mp_npu.freq_mhz = opt_.mp_npu_mhz, c.h_clock.freq_mhz = opt_.h_clock_mhz;
+      return put(&c, sizeof c, false);
+    }
+    case kGetPowerMode: {
+      PowerMode p{};
+      p.power_mode = opt_.power_mode;
+      return put(&p, sizeof p, false);
+    }
+    case kQueryResourceInfo: {
+      // aie2_query_resource_info: npu_task_max is the context limit.
+      ResourceInfo r{};
+      r.npu_clk_max = opt_.h_clock_mhz, r.npu_task_max = opt_.hwctx_limit, r.npu_task_curr = ctxs_.size() + opt_.held_elsewhere;
+      return put(&r, sizeof r, true);
+    }
+    case kQueryHwContexts: g->buffer_size = 0; return 0;
+  }
+  // aie2_get_info: anything else (SENSORS on mainline Linux's aie2) is EOPNOTSUPP.
+  return fail(errno_out, EOPNOTSUPP);
+}
+
+void* FakeDriver::mmap(std::size_t size, std::uint64_t offset, void* hint, int* errno_out) {
+  for (auto& [h, b] : bos_) {
+    if (b.map_offset != offset || b.map_offset == kInvalidAddr) continue;
+    // drm_gem_mmap_obj: a mapping larger than the object is EINVAL.
+    if (size > b.size || b.mapped) break;
+    if (hint) {  // MAP_FIXED: the pages move to where the caller asked
+      void* p = ::mmap(hint, b.size, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) break;
+      if (!b.store.empty()) std::memcpy(p, b.store.data(), b.size);
+      b.store = {};
+      b.fixed = static_cast<std::uint8_t*>(p);
+    }
+    std::uint8_t* p = data(b);
+    b.mapped = true;
+    // amdxdna_hmm_register: with a DMA address (PASID off) the user address
+    // is not recorded; otherwise the first mapping becomes mem.uva.
+    if (b.dma_addr == kInvalidAddr) b.uva = reinterpret_cast<std::uint64_t>(p);
+    if (b.type == kBoDevHeap && opt_.pasid)  // DEV objects follow the heap (amdxdna_init_dev_bo)
+      for (auto& [h2, d] : bos_)
+        if (d.type == kBoDev) d.uva = b.uva + (d.dev_addr - b.dev_addr);
+    return p;
+  }
   if (errno_out) *errno_out = EINVAL;
   return nullptr;
 }
 
+void FakeDriver::munmap(void* p, std::size_t) {
+  for (auto& [h, b] : bos_) {
+    if (!b.mapped || b.type == kBoDev || data(b) != p) continue;
+    if (b.fixed) {
+      b.store.assign(b.fixed, b.fixed + b.size);
+      ::munmap(b.fixed, b.size);
+      b.fixed = nullptr;
+    }
+    b.mapped = false;
+    // amdxdna_umap_release: the last mapping gone, mem.uva is invalid again.
+    if (b.dma_addr == kInvalidAddr) b.uva = kInvalidAddr;
+    return;
+  }
+}
+
+void FakeDriver::gem_close(std::uint32_t handle) {
+  auto it = bos_.find(handle);
+  if (it == bos_.end()) return;
+  if (it->second.type == kBoDev) heap_used_.erase(it->second.dev_addr);  // amdxdna_gem_heap_free
+  if (it->second.fixed) ::munmap(it->second.fixed, it->second.size);
+  bos_.erase(it);
+}
+
+// drmSyncobjTimelineWait on the context's syncobj: 0 once `point` has
+// signalled, -ETIME when the timeout passes first (the shim's
+// hwq::wait_command treats ETIME as "not done yet"). Nothing runs
+// asynchronously here, so an unsignalled point has timed out at once.
 int FakeDriver::syncobj_wait(std::uint32_t syncobj, std::uint64_t point, std::int64_t) {
-  return syncobj == 9 && point <= seq ? 0 : -ETIME;
+  for (const auto& [id, c] : ctxs_)
+    if (c.syncobj == syncobj) return point <= c.signalled ? 0 : -ETIME;
+  return -EINVAL;
 }
 
 }  // namespace flopwatt::npu::xdna::test
