@@ -13,10 +13,13 @@
 #include "tests/npu/npu_test_support.h"
 #include "tests/npu/xdna/artifact_builders.h"
 #include "tests/npu/xdna/fake_driver.h"
+#include "tests/npu/xdna/fake_rig.h"
 #include "workloads/error.h"
 
 namespace flopwatt::npu::xdna {
 namespace {
+
+using test::Rig;
 
 const std::string kFixtures = std::string(FLOPWATT_TEST_FIXTURES) + "/npu";
 
@@ -37,58 +40,6 @@ TEST(XdnaBackend, UnavailableWithoutDeviceSaysWhy) {
   EXPECT_THROW(b.gemm(d, A.data(), B.data(), C.data()), InputError);
   EXPECT_FALSE(b.notes().empty());
 }
-
-struct DesignSpec {
-  std::int64_t M, N, K;
-  DType out = DType::F32;
-  std::string device = "npu1";
-};
-
-// A fixture root with a node, a fake driver behind it, and one xclbin (with a
-// PDI of its own) per design, listed in a manifest.
-struct Rig {
-  npu::test::TempDir root, art;
-  test::FakeDriver* driver = nullptr;  // owned by the backend once opened
-  test::FakeOptions options;
-  std::vector<DesignSpec> designs{{256, 128, 64}};
-  std::optional<DesignMode> mode = DesignMode::PerShape;
-  XdnaBackendConfig config_from_env() {
-    auto c = config();
-    c.design_mode = XdnaBackendConfig{}.design_mode;
-    return c;
-  }
-  XdnaBackendConfig config() {
-    root.write("dev/accel/accel0", "");
-    nlohmann::json list = nlohmann::json::array();
-    std::vector<test::FakeDesign> fakes;
-    for (std::size_t i = 0; i < designs.size(); ++i) {
-      const auto& s = designs[i];
-      test::XclbinSpec xs;
-      xs.pdi.push_back(std::uint8_t(i));  // the firmware tells designs apart by their PDI
-      const auto x = test::build_xclbin(xs);
-      const std::string xname = "gemm" + std::to_string(i) + ".xclbin";
-      art.write(xname, std::string(x.begin(), x.end()));
-      const auto w = test::build_txn(4, 3);
-      art.write("insts.bin", std::string(reinterpret_cast<const char*>(w.data()), w.size() * 4));
-      list.push_back({{"name", "g" + std::to_string(i)}, {"device", s.device}, {"xclbin", xname}, {"insts", "insts.bin"},
-                      {"M", s.M}, {"N", s.N}, {"K", s.K}, {"tile", {{"m", 8}, {"k", 8}, {"n", 8}}},
-                      {"array", {{"rows", 4}, {"cols", 4}}}, {"dtype_in", "bf16"},
-                      {"dtype_out", std::string(to_string(s.out))}});
-      fakes.push_back({s.M, s.N, s.K, s.out, xs.pdi});
-    }
-    art.write("manifest.json", nlohmann::json{{"schema", "flopwatt-npu-artifacts/1"}, {"designs", list}}.dump());
-    XdnaBackendConfig c;
-    c.root = root.path();
-    c.artifacts_dir = art.path();
-    c.design_mode = mode;
-    c.opener = [this, fakes](const std::string&, int*) -> std::unique_ptr<DriverApi> {
-      auto p = std::make_unique<test::FakeDriver>(fakes, options);
-      driver = p.get();
-      return p;
-    };
-    return c;
-  }
-};
 
 // Random operands of d's shape; C is the float64 reference of alpha*op(A)op(B)+beta*C.
 struct Operands {
