@@ -57,6 +57,11 @@ std::string check_design(const DeviceDesc& dev, const TileShape& t, int cols, DT
   if (t.m % dev.mmul_r || t.k % dev.mmul_s || t.n % dev.mmul_t)
     return fmt::format("tile {}x{}x{} is not a multiple of the {}x{}x{} micro-kernel", t.m, t.k, t.n, dev.mmul_r,
                        dev.mmul_s, dev.mmul_t);
+  // mlir-aie's mm.cc (aie_kernels/aie2 and aie2p) unrolls the micro-kernel 2x2
+  // over A's rows and B's columns and static_asserts m % 2r and n % 2t.
+  if (t.m % (2 * dev.mmul_r) || t.n % (2 * dev.mmul_t))
+    return fmt::format("tile m={} and n={} must be multiples of 2r={} and 2t={}: the kernel works on 2x2 micro-kernel blocks",
+                       t.m, t.n, 2 * dev.mmul_r, 2 * dev.mmul_t);
   // Shim and tile DMAs move 4-byte words: a tile row must be whole words.
   if ((t.k * kBf16) % 4 || (t.n * kBf16) % 4 || (t.n * out_size(out)) % 4) return "tile rows are not whole 4-byte words";
   if (cols <= 0 || cols > dev.usable_columns)

@@ -92,6 +92,11 @@ TEST(Plan, RejectsDesignsThatDoNotFit) {
   EXPECT_NE(check_design(dev, {62, 64, 64}, 4, DType::BF16), "") << "m must be a multiple of r=4";
   EXPECT_NE(check_design(dev, {64, 36, 64}, 4, DType::BF16), "") << "k must be a multiple of s=8";
   EXPECT_NE(check_design(dev, {64, 64, 64}, 8, DType::BF16), "") << "Phoenix has 4 usable columns";
+  // mlir-aie's mm.cc expands the r x s x t micro-kernel 2x2: m % 2r and n % 2t
+  // (fails on the planner before this check).
+  EXPECT_NE(check_design(dev, {36, 64, 64}, 4, DType::BF16), "") << "m = 36 is 9 r=4 blocks, not pairs";
+  EXPECT_NE(check_design(dev, {64, 64, 36}, 4, DType::BF16), "") << "n = 36 is 9 t=4 blocks, not pairs";
+  EXPECT_EQ(check_design(dev, {40, 64, 40}, 4, DType::BF16), "");
   EXPECT_THROW(make_plan(dev, {256, 256, 256, DType::F32}, {64, 64, 64}, 4), InputError);
   EXPECT_THROW(make_plan(dev, {0, 256, 256, DType::F32}, {32, 32, 32}, 4), InputError);
   EXPECT_THROW(make_plan(dev, {256, 256, 256, DType::F32}, {32, 32, 32}, 4, 100), InputError);
@@ -118,6 +123,8 @@ TEST(Plan, CandidatesAllFitAndCoverBothColumnCounts) {
   bool eight = false;
   for (const auto& x : c) {
     EXPECT_EQ(check_design(dev, x.tile, x.cols, DType::F32), "");
+    EXPECT_EQ(x.tile.m % (2 * dev.mmul_r), 0);
+    EXPECT_EQ(x.tile.n % (2 * dev.mmul_t), 0);
     eight |= x.cols == 8;
   }
   EXPECT_TRUE(eight);
