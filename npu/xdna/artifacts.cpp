@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -18,6 +19,47 @@ namespace flopwatt::npu::xdna {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+namespace {
+
+// mlir-aie's whole_array builds name their outputs <prefix>_MxKxN[_mxkxn][_Nc]
+// (its Makefile's target suffix); the shape in the name is the shape the
+// design was compiled for, in mlir-aie's order.
+void check_name_against_manifest(const ArtifactDesign& d, const std::string& file, const std::string& at,
+                                 const std::string& fix) {
+  static const std::regex kSuffix(R"((?:^|[_.-])(\d+)x(\d+)x(\d+)(?:_(\d+)x(\d+)x(\d+))?(?=$|[_.-]))");
+  const std::string name = fs::path(file).stem().string();
+  std::smatch m;
+  if (!std::regex_search(name, m, kSuffix)) return;
+  auto num = [&](int i) { return std::stoll(m[i].str()); };
+  if (m[1].length() > 10 || m[2].length() > 10 || m[3].length() > 10) return;
+  const std::int64_t M = num(1), K = num(2), N = num(3);
+  if (M != d.M || K != d.K || N != d.N)
+    throw InputError(at, fmt::format("{} was built for MxKxN {}x{}x{} (mlir-aie's order), i.e. M={} N={} K={}, but the "
+                                     "manifest says M={} N={} K={}",
+                                     fs::path(file).filename().string(), M, K, N, M, N, K, d.M, d.N, d.K),
+                     "write the design's M, N, K in flopwatt's order (M,N,K) in the manifest, or rebuild it; " + fix);
+  if (m[4].matched && m[4].length() <= 6 && m[5].length() <= 6 && m[6].length() <= 6 &&
+      (num(4) != d.m || num(5) != d.k || num(6) != d.n))
+    throw InputError(at, fmt::format("{} was built with tile mxkxn {}x{}x{}, the manifest says m={} k={} n={}",
+                                     fs::path(file).filename().string(), num(4), num(5), num(6), d.m, d.k, d.n),
+                     "copy the tile from the build into the manifest; " + fix);
+}
+
+}  // namespace
+
+void check_insts_device(const ArtifactDesign& d, const InstStream& s) {
+  // The transaction header's device generation (aie-rt: XAIE_DEV_GEN_AIE2IPU = 3
+  // is npu1, XAIE_DEV_GEN_AIE2P = 4 the XDNA2 parts npu4/npu5/npu6).
+  if (!s.transaction) return;
+  const bool xdna2 = s.dev_gen == 4;
+  if ((d.device == "npu1") == xdna2)
+    throw InputError(d.insts, fmt::format("the instruction stream was compiled for {} (AIE generation {}), the manifest "
+                                          "says design {} is for {}",
+                                          xdna2 ? "an XDNA2 NPU (npu4/npu5/npu6)" : "npu1", s.dev_gen, d.name, d.device),
+                     fmt::format("rebuild it for {} (scripts/build-npu-designs --device {}) or fix the manifest's device",
+                                 d.device, d.device));
+}
 
 ArtifactSet load_artifacts(const std::string& dir) {
   const std::string path = (fs::path(dir) / "manifest.json").string();
@@ -89,6 +131,8 @@ ArtifactSet load_artifacts(const std::string& dir) {
       throw InputError(at, fmt::format("{}x{}x{} is not a multiple of the {}x{} array of {}x{}x{} tiles", d.M, d.N, d.K,
                                        d.rows, d.cols, d.m, d.k, d.n),
                        fix);
+    check_name_against_manifest(d, d.xclbin, at + ".xclbin", fix);
+    check_name_against_manifest(d, d.insts, at + ".insts", fix);
     set.designs.push_back(std::move(d));
   }
   return set;
@@ -101,7 +145,7 @@ void validate_design(const ArtifactDesign& d) {
     throw InputError(d.xclbin, fmt::format("partition is {} columns wide, the manifest says the design uses {}",
                                            x.partition.column_width, d.cols),
                      "fix the manifest's array.cols or rebuild");
-  load_insts(d.insts);
+  check_insts_device(d, load_insts(d.insts));
   if (!d.ctrl_elf.empty()) load_ctrl_elf(d.ctrl_elf);
 }
 

@@ -10,12 +10,15 @@
 //                    "dtype_in": "bf16", "dtype_out": "fp32" } ] }
 // A design computes exactly M x N x K (the runtime sequence is compiled for
 // it); smaller GEMMs are zero-padded into the smallest design that covers
-// them. scripts/build-npu-artifacts.md says how to build these with IRON.
+// them. scripts/build-npu-designs builds them with mlir-aie and writes the
+// manifest (also "mlir_aie_version", "built_by"; ignored here); a file name
+// carrying mlir-aie's MxKxN suffix must agree with the manifest's M, N, K.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "npu/xdna/insts.h"
 #include "workloads/backend.h"
 
 namespace flopwatt::npu::xdna {
@@ -36,8 +39,11 @@ struct ArtifactSet {
 // Throws InputError naming the manifest and the field for anything missing or
 // malformed, or a listed file that does not exist.
 ArtifactSet load_artifacts(const std::string& dir);
-// Parses every file of a design (xclbin, instruction stream, ELF); throws InputError.
+// Parses every file of a design (xclbin, instruction stream, ELF) and checks
+// them against the manifest; throws InputError.
 void validate_design(const ArtifactDesign& d);
+// The instruction stream's AIE generation against the design's device; throws InputError.
+void check_insts_device(const ArtifactDesign& d, const InstStream& s);
 // The smallest design for `device` ("npu1", "npu4", ...; empty: any) covering
 // d's shape with its output type; nullptr when none.
 const ArtifactDesign* pick_design(const ArtifactSet& set, const GemmDesc& d, const std::string& device);

@@ -162,6 +162,7 @@ XdnaBackend::Loaded& XdnaBackend::load(const ArtifactDesign& d, double* seconds)
     p->xclbin = load_xclbin(d.xclbin);
     require_npu_design(p->xclbin);
     p->insts = load_insts(d.insts);
+    check_insts_device(d, p->insts);
     files = std::move(p);
   }
   auto l = std::make_unique<Loaded>();

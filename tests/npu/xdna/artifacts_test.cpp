@@ -95,5 +95,53 @@ TEST(Artifacts, CorruptFilesFailValidation) {
   EXPECT_THROW(validate_design(s.designs[0]), InputError);
 }
 
+// mlir-aie names its outputs MxKxN (then the tile mxkxn); flopwatt speaks
+// M,N,K. A manifest that swapped N and K would make a design for a larger C
+// write past the end of the buffer. Fails on the code before the check.
+TEST(Artifacts, ShapeInMlirAieFileNamesMustMatchTheManifest) {
+  ArtifactDir a;
+  const auto x = test::build_xclbin({});
+  a.t.write("final_256x64x128_8x8x8_4c.xclbin", std::string(x.begin(), x.end()));
+  auto d = design("x", 256, 128, 64);
+  d["xclbin"] = "final_256x64x128_8x8x8_4c.xclbin";
+  d["tile"] = {{"m", 8}, {"k", 8}, {"n", 8}};
+  a.manifest(nlohmann::json::array({d}));
+  EXPECT_NO_THROW(load_artifacts(a.t.path()));
+  d["N"] = 64, d["K"] = 128;
+  a.manifest(nlohmann::json::array({d}));
+  try {
+    load_artifacts(a.t.path());
+    ADD_FAILURE() << "a design built for 256x64x128 (MxKxN) accepted as M=256 N=64 K=128";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("MxKxN"), std::string::npos) << m;
+    EXPECT_NE(m.find("M=256 N=128 K=64"), std::string::npos) << m;
+  }
+  d["N"] = 128, d["K"] = 64, d["tile"]["n"] = 16;
+  a.manifest(nlohmann::json::array({d}));
+  EXPECT_THROW(load_artifacts(a.t.path()), InputError) << "the tile in the name differs too";
+}
+
+// The instruction stream's transaction header names the AIE generation it was
+// compiled for (aie-rt XAIE_DEV_GEN_AIE2IPU = 3 for npu1, AIE2P = 4 for
+// npu4/5/6). Fails on the code before the check.
+TEST(Artifacts, InstructionsForAnotherGenerationAreRefused) {
+  ArtifactDir a;
+  const auto w = test::build_txn(2, 3, 4);
+  a.t.write("insts.bin", std::string(reinterpret_cast<const char*>(w.data()), w.size() * 4));
+  a.manifest(nlohmann::json::array({design("x", 256, 768, 768)}));
+  const ArtifactSet s = load_artifacts(a.t.path());
+  try {
+    validate_design(s.designs[0]);
+    ADD_FAILURE() << "aie2p instructions accepted for npu1";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("npu1"), std::string::npos) << e.what();
+  }
+  auto d = design("x", 256, 768, 768);
+  d["device"] = "npu4";
+  a.manifest(nlohmann::json::array({d}));
+  EXPECT_NO_THROW(validate_design(load_artifacts(a.t.path()).designs[0]));
+}
+
 }  // namespace
 }  // namespace flopwatt::npu::xdna
