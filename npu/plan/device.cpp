@@ -84,7 +84,7 @@ std::string self_exe_dir() {
 
 }  // namespace
 
-static DeviceDesc read_device_file(const std::string& path) {
+static DeviceDesc read_device_file(const std::string& path, const std::string& variant) {
   std::ifstream in(path);
   if (!in) throw InputError(path, "cannot open device file", "check the path or set FLOPWATT_NPU_DEVICES");
   json j;
@@ -156,6 +156,25 @@ static DeviceDesc read_device_file(const std::string& path) {
   d.pj_per_byte_l2 = r.num("pj_per_byte_l2", 0, 1e6);
   d.pj_per_byte_l1 = r.num("pj_per_byte_l1", 0, 1e6);
 
+  // Clock variants: the same array in parts that run it slower or faster
+  // ("clock_variants": {"7840u": {"value": MHz, "source": ...}}); each is
+  // checked on every load, the one asked for replaces clock_mhz.
+  if (j.contains("clock_variants")) {
+    if (!j["clock_variants"].is_object()) throw InputError(path + ": clock_variants", "not an object");
+    DeviceDesc scratch;
+    Reader vr(j["clock_variants"], path, scratch);
+    for (const auto& [k, v] : j["clock_variants"].items()) vr.num(k, 1, 10000);
+    if (!variant.empty()) {
+      if (!j["clock_variants"].contains(variant))
+        throw InputError(path + ": clock_variants", "no variant \"" + variant + "\"", "use one the file lists");
+      d.clock_hz = vr.num(variant, 1, 10000) * 1e6;
+      d.sources["clock_mhz"] = scratch.sources[variant];
+      d.name += "-" + variant;
+    }
+  } else if (!variant.empty()) {
+    throw InputError(path, "no clock_variants, so no variant \"" + variant + "\"", "use the device's own name");
+  }
+
   if (d.first_usable_column + d.usable_columns > d.columns_total)
     throw InputError(path + ": params.usable_columns", "first_usable_column + usable_columns exceeds columns_total");
   if (d.l1_reserved_bytes >= d.l1_bytes)
@@ -163,9 +182,9 @@ static DeviceDesc read_device_file(const std::string& path) {
   return d;
 }
 
-DeviceDesc load_device_file(const std::string& path) {
+DeviceDesc load_device_file(const std::string& path, const std::string& variant) {
   try {
-    return read_device_file(path);
+    return read_device_file(path, variant);
   } catch (const InputError& e) {
     if (!e.fix().empty()) throw;
     // Every field's error names the fix: the file's format and its parameters' meaning.
@@ -193,6 +212,11 @@ DeviceDesc load_device(const std::string& name) {
     const fs::path p = fs::path(dir) / (name + ".json");
     std::error_code ec;
     if (fs::is_regular_file(p, ec)) return load_device_file(p.string());
+    // "phoenix-7840u": the clock variant "7840u" of phoenix.json.
+    if (const auto dash = name.rfind('-'); dash != std::string::npos && dash > 0) {
+      const fs::path base = fs::path(dir) / (name.substr(0, dash) + ".json");
+      if (fs::is_regular_file(base, ec)) return load_device_file(base.string(), name.substr(dash + 1));
+    }
     tried += (tried.empty() ? "" : ", ") + dir;
   }
   throw InputError("npu device '" + name + "'", "no " + name + ".json in " + (tried.empty() ? "(no directory)" : tried),
@@ -207,6 +231,11 @@ std::vector<std::string> available_device_names() {
       if (e.path().extension() != ".json") continue;
       const std::string stem = e.path().stem().string();
       if (std::find(names.begin(), names.end(), stem) == names.end()) names.push_back(stem);
+      std::ifstream in(e.path());
+      const json j = json::parse(in, nullptr, false);
+      if (j.is_object() && j.contains("clock_variants") && j["clock_variants"].is_object())
+        for (const auto& [k, v] : j["clock_variants"].items())
+          if (std::find(names.begin(), names.end(), stem + "-" + k) == names.end()) names.push_back(stem + "-" + k);
     }
   }
   std::sort(names.begin(), names.end());

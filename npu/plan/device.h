@@ -74,8 +74,10 @@ struct DeviceDesc {
   }
 };
 
-// Parses one device file; throws InputError naming the file and the field.
-DeviceDesc load_device_file(const std::string& path);
+// Parses one device file, with one of its clock variants when `variant` is
+// not empty (its name becomes "<name>-<variant>"); throws InputError naming
+// the file and the field.
+DeviceDesc load_device_file(const std::string& path, const std::string& variant = {});
 
 // The directories searched for device files, in order: $FLOPWATT_NPU_DEVICES,
 // the source tree's npu/sim/devices (compile-time path), and the install
