@@ -375,6 +375,7 @@ void register_npu(CLI::App& app, CliState& st) {
       st.exit_code = 0;
     });
   }
+  register_npu_selftest(*npu_cmd, st);
 }
 
 }  // namespace flopwatt

@@ -23,6 +23,7 @@ void register_run_peak(CLI::App& run, CliState& st);      // harness/cli/cmd_pea
 void register_backends(CLI::App& app, CliState& st);      // harness/cli/cmd_backends.cpp
 void register_sources(CLI::App& app, CliState& st);       // harness/cli/cmd_sources.cpp
 void register_npu(CLI::App& app, CliState& st);           // harness/cli/cmd_npu.cpp
+void register_npu_selftest(CLI::App& npu, CliState& st);  // harness/cli/cmd_npu_selftest.cpp, under `npu`
 void register_run_gpt2(CLI::App& run, CliState& st);      // harness/cli/cmd_gpt2.cpp
 void register_campaign(CLI::App& app, CliState& st);      // harness/cli/cmd_campaign.cpp
 void register_report(CLI::App& app, CliState& st);        // harness/cli/cmd_report.cpp

@@ -47,6 +47,17 @@ TEST_F(NpuCli, InfoWithoutDeviceExitsZeroAndSaysWhy) {
   EXPECT_NE(u.out.find("no driver bound"), std::string::npos) << u.out;
 }
 
+TEST_F(NpuCli, SelftestWithoutDeviceSaysWhatIsMissingAndExitsTwo) {
+  const auto r = run("npu selftest --sysfs-root " + kFixtures + "/root-empty");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("discover"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no amdxdna device"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fix:"), std::string::npos) << r.out;
+  const auto u = run("npu selftest --sysfs-root " + kFixtures + "/root-npu-unbound");
+  EXPECT_EQ(u.status, 2) << u.out;
+  EXPECT_NE(u.out.find("no driver bound"), std::string::npos) << u.out;
+}
+
 TEST_F(NpuCli, PlanPrintsTheTilingAndCost) {
   const auto r = run("npu plan 7,65,257 --device strix --host-gbs device");
   EXPECT_EQ(r.status, 0) << r.out;
