@@ -164,6 +164,8 @@ const std::vector<Row> kRows = {
     {"npu sweep --shapes 1,2", "--shapes"},
     {"npu sweep --device nope --shapes 64,64,64", "'nope'"},
     {"npu sweep --shapes 64,64,64 --out {S}/missing-dir/x.csv", "--out"},
+    {"npu selftest --timeout -1", "--timeout"},
+    {"npu selftest --timeout abc", "--timeout"},
     {"npu sweep --shapes 64,64,64 --out {S}/dir", "--out"},
     {"npu fused-backward --device nope", "--device nope"},
     {"npu fused-backward --seq 0", "--seq"},
