@@ -286,6 +286,9 @@ std::vector<std::pair<std::string, std::string>> XdnaBackend::notes() const {
   v.emplace_back("design_mode", !cfg_.design_mode                          ? "invalid FLOPWATT_NPU_DESIGN"
                                 : *cfg_.design_mode == DesignMode::Single ? "single"
                                                                           : "per-shape");
+  v.emplace_back("reconfiguration", "one hardware context per resident design, least recently used released at the "
+                                     "device's context limit; in-sequence PDI loading (FLOPWATT_NPU_RECONFIG) is "
+                                     "modelled by npu:sim-* only");
   if (disc_.ok()) {
     try {
       open_device();
