@@ -20,6 +20,7 @@ struct DesignSpec {
   std::int64_t M, N, K;
   DType out = DType::F32;
   std::string device = "npu1";
+  std::string file_suffix;  // mlir-aie's MxKxN[_mxkxn] in the xclbin's name, when set
 };
 
 struct Rig {
@@ -42,7 +43,8 @@ struct Rig {
       XclbinSpec xs;
       xs.pdi.push_back(std::uint8_t(i));  // the firmware tells designs apart by their PDI
       const auto x = build_xclbin(xs);
-      const std::string xname = "gemm" + std::to_string(i) + ".xclbin";
+      const std::string xname =
+          s.file_suffix.empty() ? "gemm" + std::to_string(i) + ".xclbin" : "final_" + s.file_suffix + ".xclbin";
       art.write(xname, std::string(x.begin(), x.end()));
       const auto w = build_txn(4, 3);
       art.write("insts.bin", std::string(reinterpret_cast<const char*>(w.data()), w.size() * 4));

@@ -266,6 +266,23 @@ TEST(XdnaBackend, DesignsForAnotherDeviceAreRefused) {
   EXPECT_EQ(rig.driver->execs, 0);
 }
 
+// A manifest entry whose M,N,K disagree with the design's own file name (mlir-aie's
+// MxKxN) is refused before anything reaches the device; `run gemm` turns the
+// unavailable, explicitly named backend into exit 2.
+TEST(XdnaBackend, AManifestWhoseShapeDiffersFromItsDesignIsRefused) {
+  Rig rig;
+  rig.designs = {{256, 64, 128, DType::F32, "npu1", "256x64x128"}};  // built as M=256 K=64 N=128
+  XdnaBackend b(rig.config());
+  EXPECT_FALSE(b.availability().ok);
+  EXPECT_NE(b.availability().reason.find("MxKxN"), std::string::npos) << b.availability().reason;
+  Operands o(shape(256, 64, 128), 1);
+  EXPECT_THROW(b.gemm(shape(256, 64, 128), o.A.data(), o.B.data(), o.C.data()), InputError);
+  rig.designs = {{256, 128, 64, DType::F32, "npu1", "256x64x128"}};  // the same design, described right
+  XdnaBackend ok(rig.config());
+  EXPECT_TRUE(ok.availability().ok) << ok.availability().reason;
+  run_and_check(ok, shape(256, 128, 64), 2);
+}
+
 TEST(XdnaBackend, DriverReportInTheNotes) {
   Rig rig;
   rig.options.power_mode = 3;
