@@ -32,7 +32,10 @@ void print_row(std::FILE* f, const Measurement& m, const std::optional<std::stri
   const EnergyFigures* e = nullptr;
   if (headline && m.energy.count(*headline)) e = &m.energy.at(*headline);
   else if (!m.energy.empty()) e = &m.energy.begin()->second;
-  if (e && e->flop_per_j) fpj = si(*e->flop_per_j, "") + (e->confidence == "low" ? "?" : "");
+  // '!': a repetition stalled (> kStallRatio x the median), so this FLOP/J,
+  // over the whole window, includes it while the median FLOP/s beside it does not.
+  if (e && e->flop_per_j)
+    fpj = si(*e->flop_per_j, "") + (e->confidence == "low" ? "?" : "") + (m.stalled.value_or(false) ? "!" : "");
   fmt::print(f, "{:<16} {:<18} {:<20} {:>4} {:>6} {:>11} {:>12} {:>6} {:>8} {:>12}{}\n", m.backend, m.op, shape,
              m.layout.value_or("-"), m.reps, si(m.time_s.median, "s"), si(m.flop_per_s, "FLOP/s"),
              m.fraction_of_peak ? fmt::format("{:.0f}%", 100 * *m.fraction_of_peak) : "-",

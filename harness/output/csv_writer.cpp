@@ -14,7 +14,16 @@ namespace {
 const char* const kHead[] = {"workload", "op",    "pass",           "layer",   "step",      "backend", "dtype",
                              "M",        "N",     "K",              "layout",  "count_per_step", "threads",
                              "simulated", "reps"};
-const char* const kMiddle[] = {"flop", "bytes", "flop_per_s", "fraction_of_peak", "verified", "verify_rel_err", "loss"};
+const char* const kMiddle[] = {"flop",
+                               "bytes",
+                               "flop_per_s",
+                               metric::kFlopPerSWindow.name.data(),
+                               metric::kRepMaxOverMedian.name.data(),
+                               metric::kStalled.name.data(),
+                               "fraction_of_peak",
+                               "verified",
+                               "verify_rel_err",
+                               "loss"};
 const char* const kTail[] = {"skipped", "window/t0_ns", "window/t1_ns", "supply_changed"};
 
 std::string num(double v) {
@@ -62,7 +71,8 @@ void write_measurements_csv(const Run& run, std::ostream& os) {
         m.shape ? std::to_string(m.shape->K) : "", m.layout.value_or(""), onum(m.count_per_step), onum(m.threads),
         m.simulated ? "true" : "false", std::to_string(m.reps), num(m.time_s.median), num(m.time_s.p10),
         num(m.time_s.p90), num(m.time_s.ci95_lo), num(m.time_s.ci95_hi), num(m.time_s.total), num(m.flop),
-        onum(m.bytes), num(m.flop_per_s), onum(m.fraction_of_peak),
+        onum(m.bytes), num(m.flop_per_s), onum(m.flop_per_s_window), onum(m.rep_max_over_median),
+        m.stalled ? (*m.stalled ? "true" : "false") : "", onum(m.fraction_of_peak),
         m.verified ? (*m.verified ? "true" : "false") : "", onum(m.verify_rel_err), onum(m.loss),
         b ? num(b->copy_in) : "", b ? num(b->compute) : "", b ? num(b->copy_out) : "",
         b ? num(b->submit) : "", b ? num(b->reconfigure) : "", m.skipped.value_or(""),

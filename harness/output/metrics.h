@@ -29,7 +29,13 @@ inline constexpr Metric kTimeMin{"time/min_s", "s", "min"};
 inline constexpr Metric kTimeMax{"time/max_s", "s", "max"};
 inline constexpr Metric kFlop{"flop", "FLOP", "FLOP"};
 inline constexpr Metric kBytes{"bytes", "B", "bytes"};
-inline constexpr Metric kFlopPerS{"flop_per_s", "FLOP/s", "FLOP/s"};
+inline constexpr Metric kFlopPerS{"flop_per_s", "FLOP/s", "FLOP/s"};  // at the median repetition
+// Over the whole window, the basis of every FLOP/J: total FLOPs of the timed
+// repetitions / their total time (figures_basis in run.json says why).
+inline constexpr Metric kFlopPerSWindow{"flop_per_s_window", "FLOP/s", "FLOP/s win"};
+// The slowest repetition over the median; "stalled" when above kStallRatio.
+inline constexpr Metric kRepMaxOverMedian{"rep_max_over_median", "", "max/med"};
+inline constexpr Metric kStalled{"stalled", "", "stalled"};
 inline constexpr Metric kFractionOfPeak{"fraction_of_peak", "", "%peak"};
 inline constexpr Metric kVerifyRelErr{"verify_rel_err", "", "rel err"};
 inline constexpr Metric kLoss{"loss", "", "loss"};
@@ -45,6 +51,11 @@ inline constexpr Metric kNetJ{"net_j", "J", "net J"};
 inline constexpr Metric kFlopPerJ{"flop_per_j", "FLOP/J", "FLOP/J"};
 inline constexpr Metric kFlopPerJNet{"flop_per_j_net", "FLOP/J", "net FLOP/J"};
 }  // namespace metric
+
+// A window is flagged "stalled" when one repetition took more than this many
+// times the median: its FLOP/J (over the window) then disagrees with the
+// median FLOP/s by more than the spread of ordinary repetitions.
+inline constexpr double kStallRatio = 2.0;
 
 // The time statistics in the order measurements.csv lists them.
 inline constexpr const Metric* kTimeColumns[] = {&metric::kTimeMedian, &metric::kTimeP10, &metric::kTimeP90,

@@ -59,6 +59,17 @@ void read_v1_time_and_breakdown(const json& j, Measurement& m) {
 
 }  // namespace
 
+json figures_basis() {
+  return {{"flop_per_j", "window: FLOP per repetition x reps / the energy of the window the timed repetitions tile"},
+          {std::string(metric::kFlopPerSWindow.name),
+           "window: FLOP per repetition x reps / the total time of the same repetitions (FLOP/J x avg_power_w)"},
+          {"flop_per_s", "median: FLOP per repetition / the median repetition time (robust to a stalled repetition)"},
+          {std::string(metric::kStalled.name),
+           "true when the slowest repetition took more than " + shortest(kStallRatio) +
+               " x the median: the window figures (FLOP/J, flop_per_s_window) then include the stall and "
+               "flop_per_s does not"}};
+}
+
 json to_json(const Measurement& m) {
   json j = {
       {"workload", m.workload},
@@ -78,6 +89,9 @@ json to_json(const Measurement& m) {
       {"flop", m.flop},
       {"bytes", json_or_null(m.bytes)},
       {"flop_per_s", m.flop_per_s},
+      {std::string(metric::kFlopPerSWindow.name), json_or_null(m.flop_per_s_window)},
+      {std::string(metric::kRepMaxOverMedian.name), json_or_null(m.rep_max_over_median)},
+      {std::string(metric::kStalled.name), json_or_null(m.stalled)},
       {"fraction_of_peak", json_or_null(m.fraction_of_peak)},
       {"verified", json_or_null(m.verified)},
       {"verify_rel_err", json_or_null(m.verify_rel_err)},
@@ -130,6 +144,7 @@ json to_json(const Run& r) {
           {"context", r.context},
           {"power_sources", sources},
           {"headline_source", json_or_null(r.headline_source)},
+          {"figures_basis", figures_basis()},
           {"idle", idle},
           {"measurements", ms}};
 }
@@ -166,6 +181,9 @@ Measurement measurement_from_json(const json& j) {
   m.flop = j.value("flop", 0.0);
   m.bytes = json_optional<double>(j, "bytes");
   m.flop_per_s = j.value("flop_per_s", 0.0);
+  m.flop_per_s_window = json_optional<double>(j, metric::kFlopPerSWindow.name.data());
+  m.rep_max_over_median = json_optional<double>(j, metric::kRepMaxOverMedian.name.data());
+  m.stalled = json_optional<bool>(j, metric::kStalled.name.data());
   m.fraction_of_peak = json_optional<double>(j, "fraction_of_peak");
   m.verified = json_optional<bool>(j, "verified");
   m.verify_rel_err = json_optional<double>(j, "verify_rel_err");

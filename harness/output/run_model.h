@@ -50,7 +50,12 @@ struct Measurement {
   std::vector<double> rep_times_s;       // every repetition, kept
   double flop = 0;                       // per repetition
   std::optional<double> bytes;           // analytic bytes moved per repetition
-  double flop_per_s = 0;
+  double flop_per_s = 0;                 // flop / median repetition time
+  // flop x reps / total time of the repetitions: the basis FLOP/J shares
+  // (both over the same window); absent in runs written before it existed.
+  std::optional<double> flop_per_s_window;
+  std::optional<double> rep_max_over_median;
+  std::optional<bool> stalled;           // a repetition took > kStallRatio x the median
   std::optional<double> fraction_of_peak;
   std::optional<bool> verified;
   std::optional<double> verify_rel_err;
@@ -97,6 +102,8 @@ struct Run {
   std::vector<Measurement> measurements;
 };
 
+// What each FLOP/s and FLOP/J figure is computed over, written into run.json.
+nlohmann::json figures_basis();
 nlohmann::json to_json(const Measurement& m);
 nlohmann::json to_json(const Run& r);
 Measurement measurement_from_json(const nlohmann::json& j);

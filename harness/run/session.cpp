@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "harness/output/text.h"
+#include "harness/run/statistics.h"
 #include "workloads/error.h"
 
 namespace fs = std::filesystem;
@@ -71,6 +72,7 @@ void Session::save() {
 }
 
 void Session::add(Measurement m) {
+  set_window_basis(m);
   run_.measurements.push_back(std::move(m));
   for (auto& w : writers_) w->measurement(run_, run_.measurements.back());
 }

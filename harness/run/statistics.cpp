@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "harness/output/metrics.h"
+
 namespace flopwatt {
 
 double quantile(std::vector<double> v, double q) {
@@ -44,6 +46,21 @@ TimeStats summarize(const std::vector<double>& samples) {
     s.ci95_hi = s.max;
   }
   return s;
+}
+
+void set_window_basis(Measurement& m) {
+  if (m.skipped || m.rep_times_s.empty()) return;
+  double total = 0, slowest = 0;
+  for (double t : m.rep_times_s) {
+    total += t;
+    slowest = std::max(slowest, t);
+  }
+  if (total > 0 && m.flop > 0) m.flop_per_s_window = m.flop * double(m.rep_times_s.size()) / total;
+  const double median = quantile(m.rep_times_s, 0.5);
+  if (median > 0) {
+    m.rep_max_over_median = slowest / median;
+    m.stalled = slowest > kStallRatio * median;
+  }
 }
 
 }  // namespace flopwatt

@@ -24,6 +24,9 @@ Measurement sample_measurement() {
   m.time_s.total = 0.6;
   m.flop = 1e9;
   m.flop_per_s = 5e9;
+  m.flop_per_s_window = 5e9;
+  m.rep_max_over_median = 1.5;
+  m.stalled = false;
   m.verified = true;
   m.breakdown_s = Breakdown{1, 2, 3, 4, 5};
   EnergyFigures e;
@@ -56,6 +59,9 @@ TEST(RunModel, JsonRoundTripKeepsEveryField) {
   EXPECT_EQ(j["power_sources"][0]["note"], "power_now, uW");
   EXPECT_EQ(j["idle"]["battery:BAT0"]["sd_w"], 0.25);
   EXPECT_EQ(j["idle"]["battery:BAT0"]["windows"], 6);
+  EXPECT_EQ(j["measurements"][0]["stalled"], false);
+  EXPECT_EQ(back.measurements[0].flop_per_s_window, 5e9);
+  EXPECT_TRUE(j["figures_basis"]["flop_per_j"].get<std::string>().starts_with("window"));
 }
 
 TEST(CsvReporter, ColumnsAreTheUnionOfEnergySources) {

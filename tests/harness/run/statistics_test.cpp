@@ -59,5 +59,34 @@ TEST(Statistics, MedianCiCoversTrueMedian) {
   EXPECT_LT(rate, 0.995);
 }
 
+TEST(Statistics, WindowBasisAndStallFlag) {
+  Measurement m;
+  m.flop = 1e9;
+  m.rep_times_s = {1, 1, 1, 1, 10};
+  m.reps = 5;
+  set_window_basis(m);
+  ASSERT_TRUE(m.flop_per_s_window && m.rep_max_over_median && m.stalled);
+  EXPECT_DOUBLE_EQ(*m.flop_per_s_window, 5e9 / 14);
+  EXPECT_DOUBLE_EQ(*m.rep_max_over_median, 10);
+  EXPECT_TRUE(*m.stalled);
+
+  Measurement edge;  // exactly 2x the median is not a stall; just above is
+  edge.flop = 1;
+  edge.rep_times_s = {1, 1, 2};
+  set_window_basis(edge);
+  EXPECT_FALSE(*edge.stalled);
+  edge.rep_times_s = {1, 1, 2.0001};
+  set_window_basis(edge);
+  EXPECT_TRUE(*edge.stalled);
+
+  Measurement skipped;
+  skipped.skipped = "backend unavailable";
+  set_window_basis(skipped);
+  EXPECT_FALSE(skipped.flop_per_s_window || skipped.stalled);
+  Measurement none;  // no repetitions (interrupted): nothing to say
+  set_window_basis(none);
+  EXPECT_FALSE(none.flop_per_s_window || none.stalled);
+}
+
 }  // namespace
 }  // namespace flopwatt

@@ -4,7 +4,10 @@
 
 #include <cmath>
 #include <filesystem>
+#include <chrono>
+#include <fstream>
 #include <limits>
+#include <thread>
 
 namespace flopwatt {
 namespace {
@@ -91,6 +94,86 @@ TEST(GemmRunner, VerifiesTimesAndMarksFailuresAndSkips) {
       ASSERT_TRUE(m.breakdown_s.has_value());
     }
   }
+  fs::remove_all(dir);
+}
+
+// A simulated device whose second timed repetition takes 10x the others in the
+// model, at the same modelled energy per repetition.
+class StallingSim : public NaiveBackend {
+ public:
+  StallingSim() : NaiveBackend("npu:sim-stall", 0, true) {}
+  std::optional<Breakdown> last_breakdown() const override {
+    // Call 1 is the warm-up repetition, 2 the first timed one, 3 the stall.
+    const double compute = ++breakdowns_ == 3 ? 0.020 : 0.002;
+    return Breakdown{0, compute, 0, 0, 0};
+  }
+  mutable int breakdowns_ = 0;
+};
+
+// A host backend whose third call sleeps: one repetition far above the median.
+class StallingHost : public NaiveBackend {
+ public:
+  StallingHost() : NaiveBackend("cpu:stall") {}
+  void gemm(const GemmDesc& d, const void* A, const void* B, void* C) override {
+    NaiveBackend::gemm(d, A, B, C);
+    if (calls_ == 4) std::this_thread::sleep_for(std::chrono::milliseconds(40));  // verify, warm-up, 2 timed
+  }
+};
+
+TEST(GemmRunner, StalledRepetitionIsFlaggedAndFlopPerJSharesTheWindowBasis) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("flopwatt_runner_stall_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  NaiveBackend ref("cpu:reference"), steady("cpu:steady");
+  StallingSim sim;
+  StallingHost host;
+  Session session(flopwatt::Run{}, dir.string());
+  PowerOptions po;
+  po.power = "none";
+  EnergyMeter meter(po);
+  GemmRunOptions o;
+  o.shapes = parse_shapes("7,65,3", "--shapes");
+  o.timing.min_time_s = 0;
+  o.timing.min_reps = 5;
+  ASSERT_TRUE(run_gemm_suite({&ref, &steady, &sim, &host}, o, session, meter, nullptr));
+  const auto& ms = session.run().measurements;
+  ASSERT_EQ(ms.size(), 4u);
+  for (const auto& m : ms) {
+    ASSERT_TRUE(m.stalled.has_value()) << m.backend;
+    ASSERT_TRUE(m.flop_per_s_window.has_value()) << m.backend;
+    ASSERT_TRUE(m.rep_max_over_median.has_value()) << m.backend;
+    double total = 0;
+    for (double t : m.rep_times_s) total += t;
+    EXPECT_NEAR(*m.flop_per_s_window, m.flop * m.reps / total, 1e-9 * *m.flop_per_s_window) << m.backend;
+  }
+  const Measurement& s = ms[2];
+  ASSERT_EQ(s.backend, "npu:sim-stall");
+  ASSERT_EQ(s.reps, 3);  // a simulator runs 3 repetitions (its times are modelled)
+  EXPECT_TRUE(*s.stalled);
+  EXPECT_NEAR(*s.rep_max_over_median, 10.0, 1e-9);
+  // Modelled: 3 reps of 0.002 s except one of 0.020 s, 0.01 J each.
+  EXPECT_NEAR(*s.flop_per_s_window, s.flop * 3 / 0.024, 1e-6 * s.flop);
+  EXPECT_NEAR(s.flop_per_s, s.flop / 0.002, 1e-6 * s.flop);
+  const EnergyFigures& e = s.energy.at("npu-model:test");
+  ASSERT_TRUE(e.flop_per_j.has_value());
+  // Same basis: FLOP/J x mean power over the window is the window's FLOP/s,
+  // not the median's (which is 4x higher here).
+  EXPECT_NEAR(*e.flop_per_j * e.avg_power_w, *s.flop_per_s_window, 1e-9 * *s.flop_per_s_window);
+  EXPECT_GT(s.flop_per_s, 3.9 * *s.flop_per_s_window);
+
+  const Measurement& h = ms[3];
+  ASSERT_EQ(h.backend, "cpu:stall");
+  EXPECT_TRUE(*h.stalled);
+  EXPECT_GT(*h.rep_max_over_median, 2.0);
+
+  // Both reach run.json and measurements.csv.
+  const nlohmann::json j = to_json(session.run());
+  EXPECT_EQ(j["measurements"][2]["stalled"], true);
+  EXPECT_TRUE(j["figures_basis"].contains("flop_per_s_window"));
+  std::ifstream csv(dir / "measurements.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_NE(header.find(",flop_per_s_window,rep_max_over_median,stalled,"), std::string::npos) << header;
   fs::remove_all(dir);
 }
 
