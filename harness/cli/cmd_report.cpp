@@ -5,8 +5,10 @@
 #include <fstream>
 
 #include "harness/cli/commands.h"
+#include "harness/analysis/bench_compare.h"
 #include "harness/analysis/report.h"
 #include "harness/output/safe_file.h"
+#include "harness/output/text.h"
 #include "workloads/error.h"
 
 namespace flopwatt {
@@ -19,6 +21,7 @@ struct ReportArgs {
   std::string baseline;
   std::string out;
   bool across_backends = false;
+  double alpha = kUTestAlpha;
 };
 
 std::size_t find_baseline(const std::vector<LoadedRun>& runs, const std::string& b) {
@@ -37,7 +40,42 @@ std::size_t find_baseline(const std::vector<LoadedRun>& runs, const std::string&
                                                                  " or one of: " + labels);
 }
 
+void write_text(const ReportArgs& a, const std::string& text) {
+  if (a.out.empty()) {
+    fmt::print("{}", text);
+  } else {
+    OutputDir::parent_of(a.out, "--out").replace(std::filesystem::path(a.out).filename().string(), text);
+  }
+}
+
+// Two flopwatt_bench JSON files: the first is the baseline.
+int run_bench_compare(const ReportArgs& a) {
+  if (a.dirs.size() != 2)
+    throw InputError(a.dirs[0], "flopwatt_bench JSON files are compared in pairs, " + std::to_string(a.dirs.size()) +
+                                    " given", "pass exactly two: the baseline, then the contender");
+  if (!a.baseline.empty() || a.across_backends)
+    throw InputError(!a.baseline.empty() ? "--baseline" : "--across-backends", "applies to run directories only",
+                     "drop it: with two flopwatt_bench files the first is the baseline");
+  if (!(a.alpha > 0 && a.alpha < 1))
+    throw InputError("--alpha " + shortest(a.alpha), "not a probability", "pass a value between 0 and 1, e.g. 0.05");
+  if (a.format != "md" && a.format != "markdown" && a.format != "json" && a.format != "csv")
+    throw InputError("--format " + a.format, "unknown format", "use md, csv or json");
+  const BenchComparison c = compare_bench(load_bench_json(a.dirs[0]), load_bench_json(a.dirs[1]), a.alpha);
+  if (a.format == "json") write_text(a, bench_comparison_json(c).dump(2) + "\n");
+  else if (a.format == "csv") write_text(a, bench_comparison_csv(c));
+  else write_text(a, bench_comparison_markdown(c));
+  return 0;
+}
+
 int run_report(ReportArgs& a) {
+  std::size_t bench = 0;
+  for (const auto& d : a.dirs) bench += is_bench_json(d) ? 1 : 0;
+  if (bench == a.dirs.size()) return run_bench_compare(a);
+  if (bench > 0)
+    throw InputError(a.dirs[0], "mixes flopwatt_bench JSON files with run directories",
+                     "compare two flopwatt_bench files, or run/campaign directories, not both");
+  if (a.alpha != kUTestAlpha)
+    throw InputError("--alpha", "applies to flopwatt_bench JSON files only", "drop it for run directories");
   const ReportFormat& format = report_format(a.format, "--format");
   std::vector<LoadedRun> runs;
   for (const auto& d : a.dirs) {
@@ -51,22 +89,23 @@ int run_report(ReportArgs& a) {
   ReportOptions o;
   o.baseline = find_baseline(runs, a.baseline);
   o.across_backends = a.across_backends;
-  const std::string text = format.render(runs, o);
-  if (a.out.empty()) {
-    fmt::print("{}", text);
-  } else {
-    OutputDir::parent_of(a.out, "--out").replace(std::filesystem::path(a.out).filename().string(), text);
-  }
+  write_text(a, format.render(runs, o));
   return 0;
 }
 
 }  // namespace
 
 void register_report(CLI::App& app, CliState& st) {
-  auto* cmd = app.add_subcommand("report", "Compare runs side by side (run dirs, campaign dirs, or folders of runs)");
+  auto* cmd = app.add_subcommand(
+      "report",
+      "Compare runs side by side (run dirs, campaign dirs, or folders of runs), or two flopwatt_bench JSON files");
   auto a = std::make_shared<ReportArgs>();
-  cmd->add_option("dirs", a->dirs, "Run directories (run.json), campaign directories (campaign.json) or folders of runs")
+  cmd->add_option("dirs", a->dirs,
+                  "Run directories (run.json), campaign directories (campaign.json) or folders of runs; or two "
+                  "flopwatt_bench --benchmark_format=json files (baseline first): time and energy counters per "
+                  "benchmark with a Mann-Whitney U test on the repetitions")
       ->required();
+  cmd->add_option("--alpha", a->alpha, "Significance level of the U test for flopwatt_bench files (default 0.05)");
   cmd->add_option("--format", a->format, "md (default) | csv | json");
   cmd->add_option("--baseline", a->baseline, "Run the ratios are relative to: its number (1..) or label (default 1)");
   cmd->add_option("--out", a->out, "Write to this file instead of stdout");
