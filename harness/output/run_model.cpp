@@ -79,6 +79,10 @@ json to_json(const Measurement& m) {
       {"bytes", json_or_null(m.bytes)},
       {"flop_per_s", m.flop_per_s},
       {"fraction_of_peak", json_or_null(m.fraction_of_peak)},
+      {std::string(metric::kIntensity.name), json_or_null(m.intensity)},
+      {std::string(metric::kRoof.name), json_or_null(m.roof_flop_per_s)},
+      {std::string(metric::kFractionOfRoof.name), json_or_null(m.fraction_of_roof)},
+      {std::string(metric::kRoofBound.name), json_or_null(m.roof_bound)},
       {"verified", json_or_null(m.verified)},
       {"verify_rel_err", json_or_null(m.verify_rel_err)},
       {"loss", json_or_null(m.loss)},
@@ -101,6 +105,11 @@ json to_json(const Measurement& m) {
     if (!f.why_low.empty()) e[id]["why_low"] = f.why_low;
   }
   j["energy"] = e;
+  if (!m.counters.empty()) {
+    json c = json::object();
+    for (const auto& [event, v] : m.counters) c[event] = json_or_null(v);
+    j["counters"] = c;
+  }
   return j;
 }
 
@@ -131,6 +140,7 @@ json to_json(const Run& r) {
           {"power_sources", sources},
           {"headline_source", json_or_null(r.headline_source)},
           {"idle", idle},
+          {"energy_roofline", r.energy_roofline},
           {"measurements", ms}};
 }
 
@@ -167,6 +177,13 @@ Measurement measurement_from_json(const json& j) {
   m.bytes = json_optional<double>(j, "bytes");
   m.flop_per_s = j.value("flop_per_s", 0.0);
   m.fraction_of_peak = json_optional<double>(j, "fraction_of_peak");
+  m.intensity = json_optional<double>(j, std::string(metric::kIntensity.name).c_str());
+  m.roof_flop_per_s = json_optional<double>(j, std::string(metric::kRoof.name).c_str());
+  m.fraction_of_roof = json_optional<double>(j, std::string(metric::kFractionOfRoof.name).c_str());
+  m.roof_bound = json_optional<std::string>(j, std::string(metric::kRoofBound.name).c_str());
+  if (j.contains("counters") && j["counters"].is_object())
+    for (const auto& [event, v] : j["counters"].items())
+      m.counters[event] = v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt;
   m.verified = json_optional<bool>(j, "verified");
   m.verify_rel_err = json_optional<double>(j, "verify_rel_err");
   m.loss = json_optional<double>(j, "loss");
@@ -196,6 +213,7 @@ Run run_from_json(const json& j) {
   r.complete = j.value("complete", false);
   r.context = j.value("context", json::object());
   r.headline_source = json_optional<std::string>(j, "headline_source");
+  r.energy_roofline = j.value("energy_roofline", json(nullptr));
   for (const auto& s : j.value("power_sources", json::array())) {
     PowerSourceInfo p;
     p.id = s.at("id").get<std::string>();
