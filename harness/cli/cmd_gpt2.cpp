@@ -9,6 +9,8 @@
 
 #include "harness/cli/commands.h"
 #include "harness/runners/gpt2_runner.h"
+#include "harness/run/ceilings_store.h"
+#include "harness/run/counters.h"
 #include "harness/run/run_setup.h"
 #include "harness/output/safe_file.h"
 #include "workloads/error.h"
@@ -25,6 +27,8 @@ struct Gpt2Args {
   std::string dtype = "fp32";
   std::string save;
   std::string grad_order = "standard";
+  bool no_peak = false;
+  std::string counters = "default";
 };
 
 int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
@@ -53,8 +57,15 @@ int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
   Gpt2Runner gpt2(a.gpt2, cfg);
   gpt2.build_model();  // before the run opens: a bad checkpoint is bad input, not a broken run
 
+  RunCounters counters(a.counters, a.common.power.sysfs_root);
+  nlohmann::json roofline;
+  RooflineSet roofs =
+      settle_roofline({&gpt2.backend()}, *dt, a.common.power.sysfs_root, !a.no_peak, "run gpt2", &roofline);
   std::FILE* out = stdout;
-  OpenRun r = start_run(a.common, {&gpt2.backend()}, {{"command", "run gpt2"}, {"gpt2", gpt2.context()}}, out);
+  OpenRun r = start_run(a.common, {&gpt2.backend()},
+                        {{"command", "run gpt2"}, {"gpt2", gpt2.context()}, {"roofline", roofline}, {"counters", counters.status_json()}}, out);
+  r.session->set_roofline(std::move(roofs));
+  if (const std::string line = counters.summary(); !line.empty()) fmt::print(out, "{}\n", line);
   const bool complete = gpt2.train(r, a.common.power.sample_period_s, out);
   if (!a.save.empty()) {
     save_dir->replace(std::filesystem::path(a.save).filename().string(), [&](const ByteSink& sink) {
@@ -89,6 +100,11 @@ void register_run_gpt2(CLI::App& run, CliState& st) {
                   "cached) | auto (per layer, fewer modelled DRAM bytes); default standard");
   cmd->add_option("--save", a->save, "Write the trained parameters as an llm.c checkpoint");
   cmd->add_option("--seed", a->gpt2.seed, "Seed of the random init and random tokens (default 1337)");
+  cmd->add_option("--counters", a->counters,
+                  "Hardware counters per op: default (cycles, instructions, LLC misses) | none | libpfm4 event "
+                  "strings E[,E..]");
+  cmd->add_flag("--no-peak", a->no_peak,
+                "Skip this machine's ceilings (stored by `run peak`, else measured short): no intensity roof");
   cmd->add_flag("--per-layer", a->gpt2.per_layer, "Also report every op of every layer");
   add_run_common_options(cmd, a->common);
   cmd->callback([cmd, a, &st] { st.exit_code = run_gpt2(cmd, *a); });
