@@ -54,16 +54,20 @@ int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
   // Checked before training, so a bad path never throws away a finished run.
   std::optional<OutputDir> save_dir;
   if (!a.save.empty()) save_dir.emplace(OutputDir::parent_of(a.save, "--save"));
+  RunCounters counters(a.counters, a.common.power.sysfs_root);
+  a.gpt2.counters = &counters;
   Gpt2Runner gpt2(a.gpt2, cfg);
   gpt2.build_model();  // before the run opens: a bad checkpoint is bad input, not a broken run
 
-  RunCounters counters(a.counters, a.common.power.sysfs_root);
   nlohmann::json roofline;
   RooflineSet roofs =
       settle_roofline({&gpt2.backend()}, *dt, a.common.power.sysfs_root, !a.no_peak, "run gpt2", &roofline);
   std::FILE* out = stdout;
-  OpenRun r = start_run(a.common, {&gpt2.backend()},
-                        {{"command", "run gpt2"}, {"gpt2", gpt2.context()}, {"roofline", roofline}, {"counters", counters.status_json()}}, out);
+  const nlohmann::json extra = {{"command", "run gpt2"},
+                                {"gpt2", gpt2.context()},
+                                {"roofline", roofline},
+                                {"counters", counters.status_json()}};
+  OpenRun r = start_run(a.common, {&gpt2.backend()}, extra, out);
   r.session->set_roofline(std::move(roofs));
   if (const std::string line = counters.summary(); !line.empty()) fmt::print(out, "{}\n", line);
   const bool complete = gpt2.train(r, a.common.power.sample_period_s, out);

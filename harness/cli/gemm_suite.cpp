@@ -39,6 +39,7 @@ GemmPlan plan_gemm(const GemmArgs& a, bool skip_reference) {
   p.context = {{"dtype", a.dtype}, {"shapes", a.shapes}};
   p.counters = std::make_shared<RunCounters>(a.counters, a.common.power.sysfs_root);
   p.context["counters"] = p.counters->status_json();
+  p.go.counters = p.counters.get();
   nlohmann::json roofline;
   p.roofs = settle_roofline(const_raw(p.backends), *dt, a.common.power.sysfs_root, !a.no_peak, "run gemm", &roofline);
   p.context["roofline"] = roofline;
