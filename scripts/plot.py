@@ -429,7 +429,11 @@ def roof_rows(run, value_fn):
         v = value_fn(m)
         if not v or v <= 0:
             continue
-        label = config_label(m) + (f" {m['pass']}" if m.get("pass") and m.get("workload") == "gpt2" else "")
+        # The op names the point; a GEMM's shape would make 30 labels unreadable (run.json has it).
+        if m.get("workload") == "gpt2":
+            label = m["op"] + (f" {m['pass']}" if m.get("pass") else "")
+        else:
+            label = m["op"] + " GEMM"
         rows.append((label, m["backend"], i, v, bool(m.get("simulated"))))
     return rows
 
@@ -454,7 +458,10 @@ def attainable(ceil, dtype, intensity):
     return min(peak, intensity * dram["bytes_per_s"])
 
 
-LABEL_DECADES = 0.045  # columns closer than this (in log10 intensity) share one label
+LABEL_DECADES = 0.06  # columns closer than this (in log10 intensity) share one label
+LABEL_NAMES = 2       # names written per label; the rest are counted
+LABEL_ROOM = 10 ** 2.5  # headroom above the highest point for the rotated labels
+LEVEL_STYLES = {"dram": "-", "llc": "-.", "l2": "--", "l1": ":"}
 
 
 def label_columns(ax, rows, y_of, fontsize=6):
@@ -471,10 +478,11 @@ def label_columns(ax, rows, y_of, fontsize=6):
         if label not in c["labels"]:
             c["labels"].append(label)
     for c in cols:
-        text = ", ".join(c["labels"][:5]) + (f" +{len(c['labels']) - 5}" if len(c["labels"]) > 5 else "")
+        more = len(c["labels"]) - LABEL_NAMES
+        text = ", ".join(c["labels"][:LABEL_NAMES]) + (f" +{more}" if more > 0 else "")
         x = 10 ** (sum(c["xs"]) / len(c["xs"]))
         ax.annotate(text, (x, c["top"]), xytext=(0, 4), textcoords="offset points", rotation=90,
-                    ha="center", va="bottom", fontsize=fontsize, color="#333333")
+                    ha="center", va="bottom", fontsize=fontsize, color="#333333", annotation_clip=True)
 
 
 def scatter_backends(ax, rows, y_of):
@@ -511,13 +519,13 @@ def plot_roofline(run, out_dir, formats, written, title):
     ys_all = [gflop(r[3]) for r in rows]
     if host:
         peaks = host.get("peak_flop_per_s") or {}
+        top = max(peaks.values()) if peaks else None
         for level_name, bw in memory_lines(host):
-            top = max(peaks.values()) if peaks else None
             line = [gflop(min(x * bw, top) if top else x * bw) for x in xs]
-            ax.plot(xs, line, color="#555555", lw=1.2 if level_name.startswith("dram") else 0.7,
-                    ls="-" if level_name.startswith("dram") else ":", zorder=1)
-            ax.annotate(f"{level_name} {bw / 1e9:.3g} GB/s", (xs[0], line[0]), xytext=(2, 3),
-                        textcoords="offset points", fontsize=7, color="#555555", rotation=0)
+            level = level_name.split("_")[0]
+            # Cache levels often lie close together: the legend names them, by line style.
+            ax.plot(xs, line, color="#444444", lw=1.2 if level == "dram" else 0.8, ls=LEVEL_STYLES.get(level, ":"),
+                    zorder=1, label=f"{level_name} {bw / 1e9:.3g} GB/s")
             ys_all.append(line[0])
         for dtype, p in sorted(peaks.items()):
             ax.axhline(gflop(p), color="#222222", lw=1.2, ls="-" if dtype == "fp32" else "--", zorder=1)
@@ -533,7 +541,7 @@ def plot_roofline(run, out_dir, formats, written, title):
             ys_all += [v for v in line if v > 0]
     label_columns(ax, rows, gflop)
     ax.set_xlim(lo, hi)
-    ax.set_ylim(min(v for v in ys_all if v > 0) / 3, max(ys_all) * 8)
+    ax.set_ylim(min(v for v in ys_all if v > 0) / 3, max(ys_all) * LABEL_ROOM)
     ax.set_xlabel("arithmetic intensity (FLOP per analytic DRAM byte)")
     ax.set_ylabel("GFLOP/s (median)")
     ax.grid(which="major", alpha=0.3)
@@ -595,7 +603,7 @@ def plot_energy_roofline(run, out_dir, formats, written, title):
     if rows:
         label_columns(ax, rows, gflop)
     ax.set_xlim(lo, hi)
-    ax.set_ylim(min(ys_all) / 3, max(ys_all) * 8)
+    ax.set_ylim(min(ys_all) / 3, max(ys_all) * LABEL_ROOM)
     ax.set_xlabel("arithmetic intensity (FLOP per analytic DRAM byte)")
     ax.set_ylabel("GFLOP/J")
     ax.grid(which="major", alpha=0.3)

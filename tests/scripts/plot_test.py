@@ -140,15 +140,25 @@ class Rooflines(unittest.TestCase):
         self.assertLessEqual(len(labels), 30)
         for k in range(30):  # every op is named once, and nothing that must not be drawn
             self.assertEqual(sum(f"op{k:02d} fwd" in t for t in labels), 1, k)
+        # Ops closer than a label's width share one: 10 ops of one intensity are two names and "+8".
+        crowd = roof_run(n_ops=10)
+        for m in crowd["measurements"]:
+            if m.get("intensity_flop_per_byte"):
+                m["intensity_flop_per_byte"] = 40.0
+        _, figs2, _, _ = self.capture(plot.plot_roofline, crowd)
+        crowded = [t.get_text() for t in figs2[0].axes[0].texts if t.get_rotation() == 90]
+        self.assertEqual(crowded, ["op00 fwd, op01 fwd +8"])
         self.assertFalse(any("step" in t or "nobytes" in t or "L3" in t for t in labels))
         points = sum(len(c.get_offsets()) for c in ax.collections)
         self.assertEqual(points, 30 * 5)
         legend = [t.get_text() for t in ax.get_legend().get_texts()]
         self.assertEqual(sum(1 for t in legend if t.startswith(("cpu:", "npu:")) and "roof" not in t), 5)
+        self.assertLessEqual(max(len(t) for t in labels), 60)
         self.assertIn("npu:sim-phoenix roof (modelled)", legend)
-        ceilings = " ".join(t.get_text() for t in ax.texts if t.get_rotation() != 90)
+        ceilings = " ".join(t.get_text() for t in ax.texts if t.get_rotation() != 90) + " ".join(legend)
         for want in ("fp32 peak 200 GFLOP/s", "bf16 peak 400 GFLOP/s", "dram_triad 16 GB/s", "l1_read 400 GB/s"):
             self.assertIn(want, ceilings)
+        self.assertNotIn("dram_read", ceilings)  # one line per level: its fastest stream
 
     def test_energy_roofline_draws_fitted_and_modelled_ceilings(self):
         note, figs, written, sizes = self.capture(plot.plot_energy_roofline, roof_run(n_ops=6))
