@@ -54,6 +54,7 @@ int run_default(CLI::App* cmd, DefaultArgs& a) {
   }
   std::FILE* out = stdout;
   OpenRun r = start_run(a.gemm.common, backends, extra, out);
+  settle_gemm_ceilings(p, a.gemm, r);
   bool ok = run_suite(p, r, out);
   if (ok && gpt2) {
     fmt::print(out, "\n");

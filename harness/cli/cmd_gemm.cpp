@@ -13,6 +13,7 @@ int run_gemm(CLI::App* cmd, GemmArgs& a) {
   extra.update(p.context);
   std::FILE* out = stdout;
   OpenRun r = start_run(a.common, const_raw(p.backends), extra, out);
+  settle_gemm_ceilings(p, a, r);
   const bool ok = run_suite(p, r, out);
   if (const int code = end_run(r, ok, out, RunEnding::kSummary)) return code;
   return verification_status(r.session->run());

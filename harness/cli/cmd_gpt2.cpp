@@ -59,16 +59,16 @@ int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
   Gpt2Runner gpt2(a.gpt2, cfg);
   gpt2.build_model();  // before the run opens: a bad checkpoint is bad input, not a broken run
 
-  nlohmann::json roofline;
-  RooflineSet roofs =
-      settle_roofline({&gpt2.backend()}, *dt, a.common.power.sysfs_root, !a.no_peak, "run gpt2", &roofline);
   std::FILE* out = stdout;
-  const nlohmann::json extra = {{"command", "run gpt2"},
-                                {"gpt2", gpt2.context()},
-                                {"roofline", roofline},
-                                {"counters", counters.status_json()}};
+  const nlohmann::json extra = {
+      {"command", "run gpt2"}, {"gpt2", gpt2.context()}, {"counters", counters.status_json()}};
   OpenRun r = start_run(a.common, {&gpt2.backend()}, extra, out);
-  r.session->set_roofline(std::move(roofs));
+  // After the run opened, so that bad input never leaves a stored peak behind.
+  nlohmann::json roofline;
+  r.session->set_roofline(
+      settle_roofline({&gpt2.backend()}, *dt, a.common.power.sysfs_root, !a.no_peak, "run gpt2", &roofline));
+  r.session->run().context["roofline"] = roofline;
+  r.session->save();
   if (const std::string line = counters.summary(); !line.empty()) fmt::print(out, "{}\n", line);
   const bool complete = gpt2.train(r, a.common.power.sample_period_s, out);
   if (!a.save.empty()) {

@@ -40,17 +40,22 @@ GemmPlan plan_gemm(const GemmArgs& a, bool skip_reference) {
   p.counters = std::make_shared<RunCounters>(a.counters, a.common.power.sysfs_root);
   p.context["counters"] = p.counters->status_json();
   p.go.counters = p.counters.get();
+  return p;
+}
+
+void settle_gemm_ceilings(GemmPlan& p, const GemmArgs& a, OpenRun& r) {
   nlohmann::json roofline;
-  p.roofs = settle_roofline(const_raw(p.backends), *dt, a.common.power.sysfs_root, !a.no_peak, "run gemm", &roofline);
-  p.context["roofline"] = roofline;
+  p.roofs = settle_roofline(const_raw(p.backends), p.go.dtype, a.common.power.sysfs_root, !a.no_peak, "run gemm",
+                            &roofline);
+  nlohmann::json& c = r.session->run().context;
+  c["roofline"] = roofline;
   if (!a.no_peak) {
     // The dtype's own peak only: a bf16 GEMM on a CPU without bf16 units has no peak to be a fraction of.
     if (p.roofs.host && p.roofs.host->peak_flop_per_s.count(a.dtype))
       p.go.peak_flop_per_s = p.roofs.host->peak_flop_per_s.at(a.dtype);
-    p.context["peak_flop_per_s"] =
-        p.go.peak_flop_per_s ? nlohmann::json(*p.go.peak_flop_per_s) : nlohmann::json(nullptr);
+    c["peak_flop_per_s"] = p.go.peak_flop_per_s ? nlohmann::json(*p.go.peak_flop_per_s) : nlohmann::json(nullptr);
   }
-  return p;
+  r.session->save();
 }
 
 std::vector<const Backend*> const_raw(const std::vector<std::unique_ptr<Backend>>& v) {

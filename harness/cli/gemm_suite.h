@@ -38,6 +38,12 @@ struct GemmPlan {
 // skip_reference drops cpu:reference (it verifies the others; timing it is not the suite's point).
 GemmPlan plan_gemm(const GemmArgs& a, bool skip_reference);
 
+// Settles the ceilings on the open run (reused or measured, then stored:
+// harness/run/ceilings_store.h), after the run opened so that bad input never
+// leaves a stored peak behind; records them in the context and sets the
+// session's roofline and the plan's peak.
+void settle_gemm_ceilings(GemmPlan& p, const GemmArgs& a, OpenRun& r);
+
 std::vector<const Backend*> const_raw(const std::vector<std::unique_ptr<Backend>>& v);
 
 // Runs the suite on the open run, one line per measurement under a progress

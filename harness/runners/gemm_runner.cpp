@@ -40,7 +40,11 @@ Measurement describe(const GemmShape& shape, const GemmDesc& d, Backend& b) {
   m.threads = omp_get_max_threads();
   m.simulated = b.simulated();
   m.flop = d.flop();
-  m.bytes = d.operand_bytes();
+  // The bytes the backend's memory moves: an NPU reads its operands as bf16
+  // whatever the host hands it.
+  GemmDesc moved = d;
+  moved.dtype_in = b.compute_dtype(d);
+  m.bytes = moved.operand_bytes();
   const Availability av = b.availability();
   if (!av.ok) m.skipped = "backend unavailable: " + av.reason;
   else if (!b.supports(d)) m.skipped = "backend does not support " + m.dtype + " " + d.layout();

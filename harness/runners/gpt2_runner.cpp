@@ -390,6 +390,10 @@ Measurement Gpt2Runner::op_measurement(const OpRow& row, const gpt2::Profiler& p
   m.time_s = summarize(row.step_s);
   m.flop = n * cost.flop;
   m.bytes = n * cost.bytes;
+  if (m.simulated) {
+    // The modelled array reads its GEMM operands as bf16 whatever the host hands it.
+    m.bytes = n * gpt2::op_cost(row.op, cfg_, o_.batch, o_.seq, backend_->compute_dtype(GemmDesc{})).bytes;
+  }
   m.flop_per_s = m.time_s.median > 0 ? m.flop / m.time_s.median : 0;
   if (auto it = op_counts_.find({int(row.op), row.layer}); it != op_counts_.end()) m.counters = it->second;
   if (row.has_bd) {
