@@ -1,47 +1,16 @@
 #include <fmt/core.h>
 #include <omp.h>
-#include <unistd.h>
-
-#include <ctime>
 
 #include "cpu/bandwidth.h"
 #include "cpu/peak.h"
 #include "harness/cli/commands.h"
 #include "harness/output/console_writer.h"
 #include "harness/run/ceilings_store.h"
-#include "harness/run/context.h"
 #include "harness/run/run_setup.h"
 #include "harness/run/statistics.h"
 #include "workloads/error.h"
 
 namespace flopwatt {
-
-namespace {
-
-// Keeps this run's ceilings for every thread count where `run gemm` and
-// `run gpt2` look for them (harness/run/ceilings_store.h).
-void store_ceilings(const Run& run, const std::string& root) {
-  char host[256] = {};
-  if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "unknown-host");
-  StoredPeak p;
-  p.host = host;
-  p.cpu = cpu_model(root);
-  p.kernel = run.context.value("kernel", "");
-  p.run_id = run.run_id;
-  p.measured_by = "run peak";
-  p.measured_at = std::time(nullptr);
-  for (int t = 1; t <= omp_get_max_threads(); ++t)
-    if (auto c = ceilings_from_peak_run(run, t)) p.by_threads.push_back(*c);
-  const std::string file = peak_file(peak_dir(), p.host, p.cpu);
-  std::string why;
-  if (write_stored_peak(file, p, &why))
-    fmt::print("\nceilings stored in {} (run gemm and run gpt2 reuse them for {:.0f} days)\n", file,
-               kPeakMaxAgeS / 86400);
-  else
-    fmt::print(stderr, "warning: ceilings not stored: {}\n", why);
-}
-
-}  // namespace
 
 void register_run_peak(CLI::App& run, CliState& st) {
   auto* cmd = run.add_subcommand("peak", "Measure this machine's FMA peak FLOP/s per thread count (fp32, bf16)");
@@ -100,7 +69,13 @@ void register_run_peak(CLI::App& run, CliState& st) {
           r.session->add(std::move(m));
         }
     // cpu::measure_peak does not watch g_interrupted: the table is always whole.
-    store_ceilings(r.session->run(), common->power.sysfs_root);
+    // Kept where `run gemm` and `run gpt2` look for this machine's ceilings.
+    std::string why;
+    if (const std::string file = store_peak_run(r.session->run(), common->power.sysfs_root, &why); !file.empty())
+      fmt::print("\nceilings stored in {} (run gemm and run gpt2 reuse them for {:.0f} days)\n", file,
+                 kPeakMaxAgeS / 86400);
+    else
+      fmt::print(stderr, "warning: ceilings not stored: {}\n", why);
     st.exit_code = end_run(r, true, stdout, RunEnding::kReportPath);
   });
 }

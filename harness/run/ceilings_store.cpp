@@ -5,6 +5,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -127,6 +128,20 @@ Ceilings measure_short(const std::string& root, int threads) {
 }
 
 }  // namespace
+
+std::string store_peak_run(const Run& run, const std::string& root, std::string* why) {
+  StoredPeak p;
+  p.host = hostname();
+  p.cpu = cpu_model(root);
+  p.kernel = run.context.value("kernel", "");
+  p.run_id = run.run_id;
+  p.measured_by = "run peak";
+  p.measured_at = std::time(nullptr);
+  for (int t = 1; t <= omp_get_max_threads(); ++t)
+    if (auto c = ceilings_from_peak_run(run, t)) p.by_threads.push_back(*c);
+  const std::string file = peak_file(peak_dir(), p.host, p.cpu);
+  return write_stored_peak(file, p, why) ? file : "";
+}
 
 HostCeilings host_ceilings(const std::string& root, const std::string& measured_by) {
   const int threads = omp_get_max_threads();

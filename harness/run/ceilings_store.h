@@ -38,6 +38,11 @@ std::optional<StoredPeak> stored_peak_from_json(const nlohmann::json& j);
 // Writes the file atomically; false (with the reason in *why) when it cannot.
 bool write_stored_peak(const std::string& file, const StoredPeak& p, std::string* why);
 
+// Stores what a `run peak` run measured, for every thread count it has, in
+// this machine's file under peak_dir(). Returns the file, or "" with the
+// reason in *why.
+std::string store_peak_run(const Run& run, const std::string& root, std::string* why);
+
 struct HostCeilings {
   std::optional<Ceilings> ceilings;  // nullopt when neither reuse nor measuring gave any
   std::string from;                  // the file reused, or "measured now (...)"
