@@ -7,6 +7,10 @@ A run directory (run.json, samples.csv) gives:
   power_trace   every power source over time; each measurement's window shaded
   throughput    FLOP/s per op and backend (median, whiskers p10..p90 of the repetitions)
   efficiency    FLOP/J per op and backend from the run's headline source
+  roofline      FLOP/s against arithmetic intensity (log-log): this machine's
+                compute and memory ceilings as lines, each op a point per backend
+  energy_roofline  FLOP/J against intensity: the energy ceilings fitted from the
+                run (or stated by a device model, dashed) as curves, each op a point
 A campaign directory (campaign.json, comparison.json) gives mains_vs_battery
 (FLOP/s and FLOP/J on mains and on battery, with the mains/battery ratio) and
 the three figures above for each phase's run in OUT/<state>[/<part>]/.
@@ -37,6 +41,8 @@ SIZES = {  # name: (width, height) in pixels at DPI
     "mains_vs_battery": (1000, 700),
     "grad_order": (1000, 700),
     "grad_order_npu_model": (1000, 600),
+    "roofline": (1100, 750),
+    "energy_roofline": (1100, 750),
 }
 GRAD_ORDER_LAYERS = ["qkv", "attproj", "fc", "fcproj", "lm_head"]
 DPI = 100
@@ -407,6 +413,209 @@ def plot_efficiency(run, out_dir, formats, written, title):
     return None
 
 
+MARKERS = "osD^vP*Xh<>p"
+
+
+def roof_rows(run, value_fn):
+    """(label, backend, intensity, value, simulated) of each op's row that has an intensity: GPT-2's
+    per-op rows over all layers and GEMM rows; steps and per-layer rows would repeat them."""
+    rows = []
+    for m in run.get("measurements", []):
+        i = m.get("intensity_flop_per_byte")
+        if m.get("skipped") or not i or m.get("layer") is not None:
+            continue
+        if m.get("workload") == "gpt2" and m.get("op") == "step":
+            continue
+        v = value_fn(m)
+        if not v or v <= 0:
+            continue
+        # The op names the point; a GEMM's shape would make 30 labels unreadable (run.json has it).
+        if m.get("workload") == "gpt2":
+            label = m["op"] + (f" {m['pass']}" if m.get("pass") else "")
+        else:
+            label = m["op"] + " GEMM"
+        rows.append((label, m["backend"], i, v, bool(m.get("simulated"))))
+    return rows
+
+
+def memory_lines(ceil):
+    """The fastest stream of each memory level: (level, bytes/s), DRAM last."""
+    best = {}
+    for c in (ceil or {}).get("memory", []):
+        level = c["name"].split("_")[0]
+        if c.get("bytes_per_s") and c["bytes_per_s"] > best.get(level, (None, 0))[1]:
+            best[level] = (c["name"], c["bytes_per_s"])
+    order = ["l1", "l2", "llc", "dram"]
+    return sorted(best.values(), key=lambda nb: order.index(nb[0].split("_")[0]) if nb[0].split("_")[0] in order else 9)
+
+
+def attainable(ceil, dtype, intensity):
+    peaks = (ceil or {}).get("peak_flop_per_s") or {}
+    peak = peaks.get(dtype) or peaks.get("fp32")
+    dram = (ceil or {}).get("dram") or {}
+    if not peak or not dram.get("bytes_per_s"):
+        return None
+    return min(peak, intensity * dram["bytes_per_s"])
+
+
+LABEL_DECADES = 0.06  # columns closer than this (in log10 intensity) share one label
+LABEL_NAMES = 2       # names written per label; the rest are counted
+LABEL_ROOM = 10 ** 2.5  # headroom above the highest point for the rotated labels
+LEVEL_STYLES = {"dram": "-", "llc": "-.", "l2": "--", "l1": ":"}
+
+
+def label_columns(ax, rows, y_of, fontsize=6):
+    """One rotated label per column of points: ops of (nearly) the same intensity share a label,
+    written once above the column's highest point, so 30 ops x 5 backends stay readable."""
+    cols = []
+    for label, _b, i, v, _s in sorted(rows, key=lambda r: r[2]):
+        x = math.log10(i)
+        if not cols or x - cols[-1]["x0"] > LABEL_DECADES:
+            cols.append({"x0": x, "xs": [], "top": 0, "labels": []})
+        c = cols[-1]
+        c["xs"].append(x)
+        c["top"] = max(c["top"], y_of(v))
+        if label not in c["labels"]:
+            c["labels"].append(label)
+    for c in cols:
+        more = len(c["labels"]) - LABEL_NAMES
+        text = ", ".join(c["labels"][:LABEL_NAMES]) + (f" +{more}" if more > 0 else "")
+        x = 10 ** (sum(c["xs"]) / len(c["xs"]))
+        ax.annotate(text, (x, c["top"]), xytext=(0, 4), textcoords="offset points", rotation=90,
+                    ha="center", va="bottom", fontsize=fontsize, color="#333333", annotation_clip=True)
+
+
+def scatter_backends(ax, rows, y_of):
+    backends = list(dict.fromkeys(b for _l, b, _i, _v, _s in rows))
+    colors = backend_colors(backends)
+    for k, b in enumerate(backends):
+        pts = [(i, y_of(v), s) for _l, bb, i, v, s in rows if bb == b]
+        sim = any(s for _i, _y, s in pts)
+        ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=22, marker=MARKERS[k % len(MARKERS)],
+                   color=colors[b], edgecolors="black", linewidths=0.3, zorder=3,
+                   label=b + (" (simulated)" if sim else ""))
+    return colors
+
+
+def x_range(rows, extra=()):
+    xs = [r[2] for r in rows] + list(extra)
+    lo, hi = min(xs), max(xs)
+    return 10 ** math.floor(math.log10(lo) - 0.3), 10 ** math.ceil(math.log10(hi) + 0.3)
+
+
+def plot_roofline(run, out_dir, formats, written, title):
+    rows = roof_rows(run, lambda m: m.get("flop_per_s"))
+    roof = run.get("context", {}).get("roofline") or {}
+    host = roof.get("host")
+    modelled = roof.get("modelled") or {}
+    if not rows:
+        return "roofline: no measurement has an arithmetic intensity (bytes unknown)"
+    fig = new_figure("roofline")
+    ax = fig.add_subplot(1, 1, 1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    lo, hi = x_range(rows)
+    xs = [lo * (hi / lo) ** (k / 200) for k in range(201)]
+    ys_all = [gflop(r[3]) for r in rows]
+    if host:
+        peaks = host.get("peak_flop_per_s") or {}
+        top = max(peaks.values()) if peaks else None
+        for level_name, bw in memory_lines(host):
+            line = [gflop(min(x * bw, top) if top else x * bw) for x in xs]
+            level = level_name.split("_")[0]
+            # Cache levels often lie close together: the legend names them, by line style.
+            ax.plot(xs, line, color="#444444", lw=1.2 if level == "dram" else 0.8, ls=LEVEL_STYLES.get(level, ":"),
+                    zorder=1, label=f"{level_name} {bw / 1e9:.3g} GB/s")
+            ys_all.append(line[0])
+        for dtype, p in sorted(peaks.items()):
+            ax.axhline(gflop(p), color="#222222", lw=1.2, ls="-" if dtype == "fp32" else "--", zorder=1)
+            ax.annotate(f"{dtype} peak {gflop(p):.4g} GFLOP/s ({host.get('threads', '?')} threads)",
+                        (hi, gflop(p)), xytext=(-4, 3), textcoords="offset points", ha="right", fontsize=7)
+            ys_all.append(gflop(p))
+    colors = scatter_backends(ax, rows, gflop)
+    for b, c in modelled.items():
+        col = colors.get(b, "#888888")
+        line = [gflop(attainable(c, "bf16", x) or 0) for x in xs]
+        if any(line):
+            ax.plot(xs, line, color=col, lw=1.0, ls="--", zorder=1, label=f"{b} roof (modelled)")
+            ys_all += [v for v in line if v > 0]
+    label_columns(ax, rows, gflop)
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(min(v for v in ys_all if v > 0) / 3, max(ys_all) * LABEL_ROOM)
+    ax.set_xlabel("arithmetic intensity (FLOP per analytic DRAM byte)")
+    ax.set_ylabel("GFLOP/s (median)")
+    ax.grid(which="major", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    src = roof.get("from", "no ceilings in this run (flopwatt run peak stores them)")
+    ax.set_title(f"{title}\nceilings: {src}", fontsize=9)
+    save(fig, out_dir, "roofline", formats, written)
+    return None
+
+
+def energy_curve(fit, ceil, dtype, x):
+    a = attainable(ceil, dtype, x)
+    per_flop = fit["j_per_flop"] + fit["j_per_byte"] / x + (fit["constant_w"] / a if a else 0)
+    return 1 / per_flop if per_flop > 0 else None
+
+
+def plot_energy_roofline(run, out_dir, formats, written, title):
+    def fpj(m):
+        s = pick_source(run, m)
+        return m["energy"][s]["flop_per_j"] if s else None
+
+    rows = roof_rows(run, fpj)
+    er = run.get("energy_roofline") or {}
+    roof = run.get("context", {}).get("roofline") or {}
+    curves = []  # (label, fit, ceilings, dtype, dashed)
+    if er.get("host") and roof.get("host"):
+        f = er["host"]
+        curves.append((f"fitted from {f.get('source')}: {f['j_per_flop'] * 1e12:.3g} pJ/FLOP, "
+                       f"{f['j_per_byte'] * 1e12:.3g} pJ/B, {f['constant_w']:.3g} W "
+                       f"(rms error {100 * f['rms_relative_error']:.1f}%, {f['points']} points)",
+                       f, roof["host"], "fp32", False))
+    for b, f in (er.get("modelled") or {}).items():
+        c = (roof.get("modelled") or {}).get(b)
+        if c:
+            curves.append((f"{b} (modelled): {f['j_per_flop'] * 1e12:.3g} pJ/FLOP, {f['j_per_byte'] * 1e12:.3g} pJ/B, "
+                           f"{f['constant_w']:.3g} W static", f, c, "bf16", True))
+    if not rows and not curves:
+        return ("energy_roofline: no energy figures and no energy ceilings in this run "
+                "(no power source, and no simulated backend)")
+    fig = new_figure("energy_roofline")
+    ax = fig.add_subplot(1, 1, 1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    lo, hi = x_range(rows, extra=[0.1, 100] if not rows else [])
+    xs = [lo * (hi / lo) ** (k / 200) for k in range(201)]
+    ys_all = [gflop(r[3]) for r in rows]
+    colors = scatter_backends(ax, rows, gflop) if rows else {}
+    for label, f, c, dtype, dashed in curves:
+        ys = [energy_curve(f, c, dtype, x) for x in xs]
+        pts = [(x, gflop(y)) for x, y in zip(xs, ys) if y]
+        if not pts:
+            continue
+        col = "#222222"
+        if dashed:
+            col = next((v for k, v in colors.items() if label.startswith(k)), "#888888")
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], color=col, lw=1.2, ls="--" if dashed else "-",
+                zorder=1, label=label)
+        ys_all += [p[1] for p in pts]
+    if rows:
+        label_columns(ax, rows, gflop)
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(min(ys_all) / 3, max(ys_all) * LABEL_ROOM)
+    ax.set_xlabel("arithmetic intensity (FLOP per analytic DRAM byte)")
+    ax.set_ylabel("GFLOP/J")
+    ax.grid(which="major", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    sub = "ceiling: 1 / (J/FLOP + J/B / intensity + W / attainable FLOP/s)"
+    if not er.get("host"):
+        sub += "; no host fit (no power source, or fewer than 4 rows with energy)"
+    ax.set_title(f"{title}\n{sub}", fontsize=9)
+    save(fig, out_dir, "energy_roofline", formats, written)
+    return None
+
+
 def plot_run(run_dir, out_dir, formats, written, notes, title_prefix=""):
     run = load_json(os.path.join(run_dir, "run.json"))
     if not isinstance(run, dict) or not isinstance(run.get("measurements"), list):
@@ -420,7 +629,9 @@ def plot_run(run_dir, out_dir, formats, written, notes, title_prefix=""):
         title += f"\nshapes {ctx['shapes']}"
     for fn in (lambda: plot_power_trace(run, run_dir, out_dir, formats, written, title),
                lambda: plot_throughput(run, out_dir, formats, written, title),
-               lambda: plot_efficiency(run, out_dir, formats, written, title)):
+               lambda: plot_efficiency(run, out_dir, formats, written, title),
+               lambda: plot_roofline(run, out_dir, formats, written, title),
+               lambda: plot_energy_roofline(run, out_dir, formats, written, title)):
         note = fn()
         if note:
             notes.append(f"{run_dir}: {note}")

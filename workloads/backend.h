@@ -27,12 +27,27 @@ struct GemmDesc {
   std::int64_t eff_ldc() const { return ldc ? ldc : N; }
   // 2*M*N*K multiply-adds, plus M*N for the beta update when beta != 0.
   double flop() const { return 2.0 * double(M) * double(N) * double(K) + (beta != 0.0f ? double(M) * double(N) : 0.0); }
+  // Compulsory traffic: A and B read once, C written once (and read first when
+  // beta != 0): the bytes of a GEMM's arithmetic intensity.
+  double operand_bytes() const {
+    const double in = double(dtype_size(dtype_in)), out = double(dtype_size(dtype_out));
+    return in * (double(M) * double(K) + double(K) * double(N)) + out * double(M) * double(N) * (beta != 0.0f ? 2 : 1);
+  }
   std::string layout() const { return std::string(trans_a ? "T" : "N") + (trans_b ? "T" : "N"); }
 };
 
 // Where a backend's time went for its last call (device backends; seconds).
 struct Breakdown {
   double copy_in = 0, compute = 0, copy_out = 0, submit = 0, reconfigure = 0;
+};
+
+// A modelled device's ceilings, as its model states them: the peak, the DRAM
+// rate its array draws at, and the energy charged per FLOP, per DRAM byte and
+// per second while a command is in flight (the model's on-chip memory energy
+// is not in these three).
+struct ModelledCeilings {
+  double peak_flop_per_s = 0, dram_bytes_per_s = 0;
+  double j_per_flop = 0, j_per_byte = 0, static_w = 0;
 };
 
 struct Availability {
@@ -58,6 +73,8 @@ class Backend {
   virtual std::optional<Breakdown> last_breakdown() const { return std::nullopt; }
   // A modelled device's energy for its last call: {source id "npu-model:<device>", joules}.
   virtual std::optional<std::pair<std::string, double>> last_modelled_energy_j() const { return std::nullopt; }
+  // Simulated backends: the device model's ceilings, for the roofline.
+  virtual std::optional<ModelledCeilings> modelled_ceilings() const { return std::nullopt; }
   // Free-form facts for the report context (library version, threading, packing choices).
   virtual std::vector<std::pair<std::string, std::string>> notes() const { return {}; }
 };

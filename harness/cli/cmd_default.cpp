@@ -24,7 +24,7 @@ struct DefaultArgs {
 // then a short GPT-2 training run on the default GEMM backend, in one run.
 int run_default(CLI::App* cmd, DefaultArgs& a) {
   finalize_run_common_options(cmd, a.gemm.common);
-  a.gemm.backends = "available";
+  if (cmd->count("--backend") == 0) a.gemm.backends = "available";
   a.gemm.shapes = "gpt2-124m";
   // The GPT-2 flags are checked before the GEMMs run, so a typo costs nothing.
   if (a.gpt2_steps < 0)
@@ -54,6 +54,7 @@ int run_default(CLI::App* cmd, DefaultArgs& a) {
   }
   std::FILE* out = stdout;
   OpenRun r = start_run(a.gemm.common, backends, extra, out);
+  settle_gemm_ceilings(p, a.gemm, r);
   bool ok = run_suite(p, r, out);
   if (ok && gpt2) {
     fmt::print(out, "\n");
@@ -74,6 +75,9 @@ void register_run_default(CLI::App& run, CliState& st) {
                   "(default d12)");
   cmd->add_option("--gpt2-steps", a->gpt2_steps,
                   "Training steps of the GPT-2 run, the first a warm-up (default 3; 0 skips the GPT-2 run)");
+  cmd->add_option("--backend", a->gemm.backends,
+                  "GEMM backends: B[,B..], 'available' or 'all' (default available; the GPT-2 run uses the "
+                  "default GEMM backend)");
   add_run_common_options(cmd, a->gemm.common);
   cmd->callback([cmd, a, &st] { st.exit_code = run_default(cmd, *a); });
 }

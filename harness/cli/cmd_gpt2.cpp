@@ -9,6 +9,8 @@
 
 #include "harness/cli/commands.h"
 #include "harness/runners/gpt2_runner.h"
+#include "harness/run/ceilings_store.h"
+#include "harness/run/counters.h"
 #include "harness/run/run_setup.h"
 #include "harness/output/safe_file.h"
 #include "workloads/error.h"
@@ -25,6 +27,8 @@ struct Gpt2Args {
   std::string dtype = "fp32";
   std::string save;
   std::string grad_order = "standard";
+  bool no_peak = false;
+  std::string counters = "default";
 };
 
 int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
@@ -50,11 +54,22 @@ int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
   // Checked before training, so a bad path never throws away a finished run.
   std::optional<OutputDir> save_dir;
   if (!a.save.empty()) save_dir.emplace(OutputDir::parent_of(a.save, "--save"));
+  RunCounters counters(a.counters, a.common.power.sysfs_root);
+  a.gpt2.counters = &counters;
   Gpt2Runner gpt2(a.gpt2, cfg);
   gpt2.build_model();  // before the run opens: a bad checkpoint is bad input, not a broken run
 
   std::FILE* out = stdout;
-  OpenRun r = start_run(a.common, {&gpt2.backend()}, {{"command", "run gpt2"}, {"gpt2", gpt2.context()}}, out);
+  const nlohmann::json extra = {
+      {"command", "run gpt2"}, {"gpt2", gpt2.context()}, {"counters", counters.status_json()}};
+  OpenRun r = start_run(a.common, {&gpt2.backend()}, extra, out);
+  // After the run opened, so that bad input never leaves a stored peak behind.
+  nlohmann::json roofline;
+  r.session->set_roofline(
+      settle_roofline({&gpt2.backend()}, *dt, a.common.power.sysfs_root, !a.no_peak, "run gpt2", &roofline));
+  r.session->run().context["roofline"] = roofline;
+  r.session->save();
+  if (const std::string line = counters.summary(); !line.empty()) fmt::print(out, "{}\n", line);
   const bool complete = gpt2.train(r, a.common.power.sample_period_s, out);
   if (!a.save.empty()) {
     save_dir->replace(std::filesystem::path(a.save).filename().string(), [&](const ByteSink& sink) {
@@ -89,6 +104,11 @@ void register_run_gpt2(CLI::App& run, CliState& st) {
                   "cached) | auto (per layer, fewer modelled DRAM bytes); default standard");
   cmd->add_option("--save", a->save, "Write the trained parameters as an llm.c checkpoint");
   cmd->add_option("--seed", a->gpt2.seed, "Seed of the random init and random tokens (default 1337)");
+  cmd->add_option("--counters", a->counters,
+                  "Hardware counters per op: default (cycles, instructions, LLC misses) | none | libpfm4 event "
+                  "strings E[,E..]");
+  cmd->add_flag("--no-peak", a->no_peak,
+                "Skip this machine's ceilings (stored by `run peak`, else measured short): no intensity roof");
   cmd->add_flag("--per-layer", a->gpt2.per_layer, "Also report every op of every layer");
   add_run_common_options(cmd, a->common);
   cmd->callback([cmd, a, &st] { st.exit_code = run_gpt2(cmd, *a); });

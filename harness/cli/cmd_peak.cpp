@@ -5,19 +5,12 @@
 #include "cpu/peak.h"
 #include "harness/cli/commands.h"
 #include "harness/output/console_writer.h"
+#include "harness/run/ceilings_store.h"
 #include "harness/run/run_setup.h"
 #include "harness/run/statistics.h"
 #include "workloads/error.h"
 
 namespace flopwatt {
-
-std::optional<double> quick_peak(DType dtype) {
-  const std::string want(to_string(dtype));
-  std::optional<double> best;
-  for (const auto& p : cpu::measure_peak(0.1))
-    if (p.dtype == want && p.threads == omp_get_max_threads() && p.flop_per_s > best.value_or(0)) best = p.flop_per_s;
-  return best;
-}
 
 void register_run_peak(CLI::App& run, CliState& st) {
   auto* cmd = run.add_subcommand("peak", "Measure this machine's FMA peak FLOP/s per thread count (fp32, bf16)");
@@ -76,6 +69,13 @@ void register_run_peak(CLI::App& run, CliState& st) {
           r.session->add(std::move(m));
         }
     // cpu::measure_peak does not watch g_interrupted: the table is always whole.
+    // Kept where `run gemm` and `run gpt2` look for this machine's ceilings.
+    std::string why;
+    if (const std::string file = store_peak_run(r.session->run(), common->power.sysfs_root, &why); !file.empty())
+      fmt::print("\nceilings stored in {} (run gemm and run gpt2 reuse them for {:.0f} days)\n", file,
+                 kPeakMaxAgeS / 86400);
+    else
+      fmt::print(stderr, "warning: ceilings not stored: {}\n", why);
     st.exit_code = end_run(r, true, stdout, RunEnding::kReportPath);
   });
 }

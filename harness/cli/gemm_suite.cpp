@@ -6,6 +6,7 @@
 
 #include "harness/output/writer.h"
 #include "harness/run/backend_registry.h"
+#include "harness/run/ceilings_store.h"
 #include "harness/run/progress.h"
 #include "workloads/error.h"
 #include "workloads/limits.h"
@@ -36,12 +37,25 @@ GemmPlan plan_gemm(const GemmArgs& a, bool skip_reference) {
   p.go.timing.min_reps = a.common.min_reps;
   p.go.lengthen_for_gauges = !a.common.min_time_set;
   p.context = {{"dtype", a.dtype}, {"shapes", a.shapes}};
-  if (!a.no_peak) {
-    p.go.peak_flop_per_s = quick_peak(*dt);
-    p.context["peak_flop_per_s"] =
-        p.go.peak_flop_per_s ? nlohmann::json(*p.go.peak_flop_per_s) : nlohmann::json(nullptr);
-  }
+  p.counters = std::make_shared<RunCounters>(a.counters, a.common.power.sysfs_root);
+  p.context["counters"] = p.counters->status_json();
+  p.go.counters = p.counters.get();
   return p;
+}
+
+void settle_gemm_ceilings(GemmPlan& p, const GemmArgs& a, OpenRun& r) {
+  nlohmann::json roofline;
+  p.roofs = settle_roofline(const_raw(p.backends), p.go.dtype, a.common.power.sysfs_root, !a.no_peak, "run gemm",
+                            &roofline);
+  nlohmann::json& c = r.session->run().context;
+  c["roofline"] = roofline;
+  if (!a.no_peak) {
+    // The dtype's own peak only: a bf16 GEMM on a CPU without bf16 units has no peak to be a fraction of.
+    if (p.roofs.host && p.roofs.host->peak_flop_per_s.count(a.dtype))
+      p.go.peak_flop_per_s = p.roofs.host->peak_flop_per_s.at(a.dtype);
+    c["peak_flop_per_s"] = p.go.peak_flop_per_s ? nlohmann::json(*p.go.peak_flop_per_s) : nlohmann::json(nullptr);
+  }
+  r.session->save();
 }
 
 std::vector<const Backend*> const_raw(const std::vector<std::unique_ptr<Backend>>& v) {
@@ -51,6 +65,8 @@ std::vector<const Backend*> const_raw(const std::vector<std::unique_ptr<Backend>
 }
 
 bool run_suite(const GemmPlan& p, OpenRun& r, std::FILE* out) {
+  r.session->set_roofline(p.roofs);
+  if (const std::string line = p.counters ? p.counters->summary() : ""; !line.empty()) fmt::print(out, "{}\n", line);
   WriterTarget target;
   target.stream = out;
   const auto console = make_writer("console", target);

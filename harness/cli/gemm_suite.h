@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/run/counters.h"
+#include "harness/run/roofline.h"
 #include "harness/run/run_options.h"
 #include "harness/run/run_setup.h"
 #include "harness/runners/gemm_runner.h"
@@ -20,18 +22,27 @@ struct GemmArgs {
   std::string shapes = "gpt2-124m";
   std::string dtype = "fp32";
   bool no_peak = false;
+  std::string counters = "default";  // --counters
 };
 
 // What the GEMM suite runs, settled before the run opens.
 struct GemmPlan {
   GemmRunOptions go;
   std::vector<std::unique_ptr<Backend>> backends;
-  nlohmann::json context;  // dtype, shapes and peak for run.json's context
+  nlohmann::json context;  // dtype, shapes, peak and roofline for run.json's context
+  RooflineSet roofs;       // the ceilings run_suite places each measurement against
+  std::shared_ptr<RunCounters> counters;  // counted around each measurement window
 };
 
-// Checks the GEMM flags and measures the peak. Call after finalize_run_common_options.
+// Checks the GEMM flags and settles the ceilings (reused or measured, harness/run/ceilings_store.h). Call after finalize_run_common_options.
 // skip_reference drops cpu:reference (it verifies the others; timing it is not the suite's point).
 GemmPlan plan_gemm(const GemmArgs& a, bool skip_reference);
+
+// Settles the ceilings on the open run (reused or measured, then stored:
+// harness/run/ceilings_store.h), after the run opened so that bad input never
+// leaves a stored peak behind; records them in the context and sets the
+// session's roofline and the plan's peak.
+void settle_gemm_ceilings(GemmPlan& p, const GemmArgs& a, OpenRun& r);
 
 std::vector<const Backend*> const_raw(const std::vector<std::unique_ptr<Backend>>& v);
 

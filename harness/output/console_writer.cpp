@@ -18,8 +18,8 @@ std::string si(double v, const char* unit) {
 }
 
 void print_row_header(std::FILE* f) {
-  fmt::print(f, "{:<16} {:<18} {:<20} {:>4} {:>6} {:>11} {:>12} {:>6} {:>8} {:>12}\n", "backend", "op", "MxNxK",
-             "lay", "reps", "median", "FLOP/s", "%peak", "verified", "FLOP/J");
+  fmt::print(f, "{:<16} {:<18} {:<20} {:>4} {:>6} {:>11} {:>12} {:>6} {:>6} {:>7} {:>8} {:>12}\n", "backend", "op",
+             "MxNxK", "lay", "reps", "median", "FLOP/s", "%peak", "FLOP/B", "%roof", "verified", "FLOP/J");
 }
 
 void print_row(std::FILE* f, const Measurement& m, const std::optional<std::string>& headline) {
@@ -36,9 +36,14 @@ void print_row(std::FILE* f, const Measurement& m, const std::optional<std::stri
   // over the whole window, includes it while the median FLOP/s beside it does not.
   if (e && e->flop_per_j)
     fpj = si(*e->flop_per_j, "") + (e->confidence == "low" ? "?" : "") + (m.stalled.value_or(false) ? "!" : "");
-  fmt::print(f, "{:<16} {:<18} {:<20} {:>4} {:>6} {:>11} {:>12} {:>6} {:>8} {:>12}{}\n", m.backend, m.op, shape,
-             m.layout.value_or("-"), m.reps, si(m.time_s.median, "s"), si(m.flop_per_s, "FLOP/s"),
+  // %roof carries the binding ceiling's initial: "71%m" is 71% of the memory roof.
+  const std::string roof = m.fraction_of_roof ? fmt::format("{:.0f}%{}", 100 * *m.fraction_of_roof,
+                                                            m.roof_bound ? m.roof_bound->substr(0, 1) : "")
+                                              : "-";
+  fmt::print(f, "{:<16} {:<18} {:<20} {:>4} {:>6} {:>11} {:>12} {:>6} {:>6} {:>7} {:>8} {:>12}{}\n", m.backend,
+             m.op, shape, m.layout.value_or("-"), m.reps, si(m.time_s.median, "s"), si(m.flop_per_s, "FLOP/s"),
              m.fraction_of_peak ? fmt::format("{:.0f}%", 100 * *m.fraction_of_peak) : "-",
+             m.intensity ? fmt::format("{:.3g}", *m.intensity) : "-", roof,
              m.verified ? (*m.verified ? "yes" : "FAILED") : "-", fpj, m.simulated ? "  [simulated]" : "");
   std::fflush(f);
 }

@@ -37,6 +37,10 @@ inline constexpr Metric kFlopPerSWindow{"flop_per_s_window", "FLOP/s", "FLOP/s w
 inline constexpr Metric kRepMaxOverMedian{"rep_max_over_median", "", "max/med"};
 inline constexpr Metric kStalled{"stalled", "", "stalled"};
 inline constexpr Metric kFractionOfPeak{"fraction_of_peak", "", "%peak"};
+inline constexpr Metric kIntensity{"intensity_flop_per_byte", "FLOP/B", "FLOP/B"};
+inline constexpr Metric kRoof{"roof_flop_per_s", "FLOP/s", "roof"};
+inline constexpr Metric kFractionOfRoof{"fraction_of_roof", "", "%roof"};
+inline constexpr Metric kRoofBound{"roof_bound", "", "bound"};
 inline constexpr Metric kVerifyRelErr{"verify_rel_err", "", "rel err"};
 inline constexpr Metric kLoss{"loss", "", "loss"};
 inline constexpr Metric kCopyIn{"breakdown/copy_in_s", "s", "copy in"};
@@ -50,6 +54,8 @@ inline constexpr Metric kAvgPowerW{"avg_power_w", "W", "W"};
 inline constexpr Metric kNetJ{"net_j", "J", "net J"};
 inline constexpr Metric kFlopPerJ{"flop_per_j", "FLOP/J", "FLOP/J"};
 inline constexpr Metric kFlopPerJNet{"flop_per_j_net", "FLOP/J", "net FLOP/J"};
+// Per hardware counter: "counters/<libpfm4 event string>", a count.
+inline constexpr Metric kCounters{"counters", "", ""};
 }  // namespace metric
 
 // A window is flagged "stalled" when one repetition took more than this many
@@ -60,6 +66,9 @@ inline constexpr double kStallRatio = 2.0;
 // The time statistics in the order measurements.csv lists them.
 inline constexpr const Metric* kTimeColumns[] = {&metric::kTimeMedian, &metric::kTimeP10, &metric::kTimeP90,
                                                  &metric::kTimeCi95Lo, &metric::kTimeCi95Hi, &metric::kTimeTotal};
+// The roofline columns, after fraction_of_peak.
+inline constexpr const Metric* kRoofColumns[] = {&metric::kIntensity, &metric::kRoof, &metric::kFractionOfRoof,
+                                                 &metric::kRoofBound};
 inline constexpr const Metric* kBreakdownColumns[] = {&metric::kCopyIn, &metric::kCompute, &metric::kCopyOut,
                                                       &metric::kSubmit, &metric::kReconfigure};
 inline constexpr const Metric* kEnergyColumns[] = {&metric::kEnergyJ, &metric::kAvgPowerW, &metric::kNetJ,

@@ -93,6 +93,10 @@ json to_json(const Measurement& m) {
       {std::string(metric::kRepMaxOverMedian.name), json_or_null(m.rep_max_over_median)},
       {std::string(metric::kStalled.name), json_or_null(m.stalled)},
       {"fraction_of_peak", json_or_null(m.fraction_of_peak)},
+      {std::string(metric::kIntensity.name), json_or_null(m.intensity)},
+      {std::string(metric::kRoof.name), json_or_null(m.roof_flop_per_s)},
+      {std::string(metric::kFractionOfRoof.name), json_or_null(m.fraction_of_roof)},
+      {std::string(metric::kRoofBound.name), json_or_null(m.roof_bound)},
       {"verified", json_or_null(m.verified)},
       {"verify_rel_err", json_or_null(m.verify_rel_err)},
       {"loss", json_or_null(m.loss)},
@@ -115,6 +119,11 @@ json to_json(const Measurement& m) {
     if (!f.why_low.empty()) e[id]["why_low"] = f.why_low;
   }
   j["energy"] = e;
+  if (!m.counters.empty()) {
+    json c = json::object();
+    for (const auto& [event, v] : m.counters) c[event] = json_or_null(v);
+    j["counters"] = c;
+  }
   return j;
 }
 
@@ -146,6 +155,7 @@ json to_json(const Run& r) {
           {"headline_source", json_or_null(r.headline_source)},
           {"figures_basis", figures_basis()},
           {"idle", idle},
+          {"energy_roofline", r.energy_roofline},
           {"measurements", ms}};
 }
 
@@ -185,6 +195,13 @@ Measurement measurement_from_json(const json& j) {
   m.rep_max_over_median = json_optional<double>(j, metric::kRepMaxOverMedian.name.data());
   m.stalled = json_optional<bool>(j, metric::kStalled.name.data());
   m.fraction_of_peak = json_optional<double>(j, "fraction_of_peak");
+  m.intensity = json_optional<double>(j, std::string(metric::kIntensity.name).c_str());
+  m.roof_flop_per_s = json_optional<double>(j, std::string(metric::kRoof.name).c_str());
+  m.fraction_of_roof = json_optional<double>(j, std::string(metric::kFractionOfRoof.name).c_str());
+  m.roof_bound = json_optional<std::string>(j, std::string(metric::kRoofBound.name).c_str());
+  if (j.contains("counters") && j["counters"].is_object())
+    for (const auto& [event, v] : j["counters"].items())
+      m.counters[event] = v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt;
   m.verified = json_optional<bool>(j, "verified");
   m.verify_rel_err = json_optional<double>(j, "verify_rel_err");
   m.loss = json_optional<double>(j, "loss");
@@ -214,6 +231,7 @@ Run run_from_json(const json& j) {
   r.complete = j.value("complete", false);
   r.context = j.value("context", json::object());
   r.headline_source = json_optional<std::string>(j, "headline_source");
+  r.energy_roofline = j.value("energy_roofline", json(nullptr));
   for (const auto& s : j.value("power_sources", json::array())) {
     PowerSourceInfo p;
     p.id = s.at("id").get<std::string>();

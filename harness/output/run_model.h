@@ -57,6 +57,16 @@ struct Measurement {
   std::optional<double> rep_max_over_median;
   std::optional<bool> stalled;           // a repetition took > kStallRatio x the median
   std::optional<double> fraction_of_peak;
+  // The roofline (harness/run/roofline.h): FLOP per analytic byte, the rate
+  // attainable at that intensity, the measured share of it and which ceiling
+  // binds ("compute" or "memory").
+  std::optional<double> intensity;
+  std::optional<double> roof_flop_per_s;
+  std::optional<double> fraction_of_roof;
+  std::optional<std::string> roof_bound;
+  // Hardware counters over the measurement's window, by libpfm4 event string,
+  // summed over its repetitions; null where the event could not be counted.
+  std::map<std::string, std::optional<double>> counters;
   std::optional<bool> verified;
   std::optional<double> verify_rel_err;
   std::optional<double> loss;
@@ -100,6 +110,9 @@ struct Run {
   std::map<std::string, IdleFigure> idle;
   std::optional<std::string> headline_source;  // the source id the headline FLOP/J uses
   std::vector<Measurement> measurements;
+  // The fitted and modelled energy ceilings (harness/run/roofline.h); null
+  // when nothing could be fitted.
+  nlohmann::json energy_roofline = nullptr;
 };
 
 // What each FLOP/s and FLOP/J figure is computed over, written into run.json.

@@ -107,4 +107,6 @@ json temperatures_json(const std::vector<power::Temperature>& t) {
   return a;
 }
 
+std::string cpu_model(const std::string& root) { return cpuinfo_field(root, "model name"); }
+
 }  // namespace flopwatt

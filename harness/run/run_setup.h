@@ -52,8 +52,4 @@ enum class RunEnding {
 // exit status so far: 130 when interrupted, else 0.
 int end_run(OpenRun& r, bool complete, std::FILE* out, RunEnding ending);
 
-// Peak FLOP/s of this machine at the current thread count for a dtype, measured
-// with a short SIMD loop (cpu/peak.h); nullopt when it cannot be measured.
-std::optional<double> quick_peak(DType dtype);
-
 }  // namespace flopwatt

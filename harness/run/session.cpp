@@ -73,6 +73,7 @@ void Session::save() {
 
 void Session::add(Measurement m) {
   set_window_basis(m);
+  place_measurement(m, roofs_);
   run_.measurements.push_back(std::move(m));
   for (auto& w : writers_) w->measurement(run_, run_.measurements.back());
 }
@@ -88,6 +89,7 @@ void Session::add_samples(const std::vector<power::SourceSamples>& ss) {
 
 void Session::finish(bool complete) {
   run_.complete = complete;
+  run_.energy_roofline = energy_roofline_json(run_, run_.headline_source, roofs_);
   for (auto& w : writers_) w->finalize(run_);
 }
 

@@ -11,6 +11,7 @@
 #include "harness/output/run_model.h"
 #include "harness/output/safe_file.h"
 #include "harness/output/writer.h"
+#include "harness/run/roofline.h"
 #include "harness/run/timing.h"
 #include "power/sampler.h"
 
@@ -26,7 +27,11 @@ class Session {
 
   Run& run() { return run_; }
   const std::string& out_dir() const { return out_dir_; }
-  void add(Measurement m);                                  // appends and persists
+  // The ceilings every later measurement is placed against (intensity,
+  // fraction_of_roof), and finish() fits the energy roofline with.
+  void set_roofline(RooflineSet roofs) { roofs_ = std::move(roofs); }
+  const RooflineSet& roofline() const { return roofs_; }
+  void add(Measurement m);                                  // places on the roofline, appends and persists
   void add_samples(const std::vector<power::SourceSamples>& s);
   void save();                                              // rewrite run.json now
   void finish(bool complete);                               // final write
@@ -36,6 +41,7 @@ class Session {
   std::string out_dir_;
   OutputDir dir_;
   int samples_ = -1;
+  RooflineSet roofs_;
   std::vector<std::unique_ptr<Writer>> writers_;  // run.json and measurements.csv
 };
 

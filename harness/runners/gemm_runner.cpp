@@ -40,6 +40,11 @@ Measurement describe(const GemmShape& shape, const GemmDesc& d, Backend& b) {
   m.threads = omp_get_max_threads();
   m.simulated = b.simulated();
   m.flop = d.flop();
+  // The bytes the backend's memory moves: an NPU reads its operands as bf16
+  // whatever the host hands it.
+  GemmDesc moved = d;
+  moved.dtype_in = b.compute_dtype(d);
+  m.bytes = moved.operand_bytes();
   const Availability av = b.availability();
   if (!av.ok) m.skipped = "backend unavailable: " + av.reason;
   else if (!b.supports(d)) m.skipped = "backend does not support " + m.dtype + " " + d.layout();
@@ -94,11 +99,15 @@ bool time_gemm(Measurement& m, Backend& b, const GemmDesc& d, std::vector<GemmOp
     bt.min_reps = 3;
   }
   Timed t = time_repeated(bt, [&](int rep) {
+    // Counted over the timed repetitions only; enabling costs a few
+    // microseconds of the first timed repetition, not of the median.
+    if (o.counters && rep == bt.warmup_reps) o.counters->begin();
     const int s = rep % nsets;
     b.gemm(d, sets[s].A(d.dtype_in), sets[s].B(d.dtype_in), sets[s].c.data());
     if (auto bd = b.last_breakdown()) bds.push_back(*bd);
     if (auto e = b.last_modelled_energy_j()) modelled_j.push_back(e->second);
   });
+  if (o.counters) m.counters = o.counters->end();
   if (g_interrupted.load()) return false;
   const int warm = bt.warmup_reps;
   if (b.simulated() && bds.size() == t.rep_s.size() + std::size_t(warm)) {

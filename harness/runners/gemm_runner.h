@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "harness/run/counters.h"
 #include "harness/run/energy.h"
 #include "harness/runners/gemm_operands.h"
 #include "harness/run/session.h"
@@ -19,6 +20,7 @@ struct GemmRunOptions {
   TimingOptions timing;
   bool lengthen_for_gauges = true;      // the user did not fix --min-time
   std::optional<double> peak_flop_per_s;  // for fraction_of_peak
+  RunCounters* counters = nullptr;       // hardware counters around each timed loop; null: none
   std::size_t rotate_bytes = 0;         // 0: twice the last-level cache (harness/runners/gemm_operands.h)
 };
 

@@ -193,8 +193,8 @@ void print_table(std::FILE* f, const std::vector<Measurement>& rows, const Measu
                  bool energy, const std::optional<std::string>& headline) {
   fmt::print(f, "\nPer-op, median over {} steps after warm-up (backend {}, {}, {} threads):\n", step.reps, step.backend,
              step.dtype, step.threads.value_or(0));
-  fmt::print(f, "{:<13} {:<4} {:>5} {:>10} {:>7} {:>10} {:>9} {:>8}{}\n", "op", "pass", "n", "ms/step", "share",
-             "GFLOP", "GFLOP/s", "GB/s", energy ? fmt::format(" {:>9}", "J/step") : "");
+  fmt::print(f, "{:<13} {:<4} {:>5} {:>10} {:>7} {:>10} {:>9} {:>8} {:>7} {:>7}{}\n", "op", "pass", "n", "ms/step",
+             "share", "GFLOP", "GFLOP/s", "GB/s", "FLOP/B", "%roof", energy ? fmt::format(" {:>9}", "J/step") : "");
   for (const auto& m : rows) {
     std::string e;
     if (energy) {
@@ -204,11 +204,16 @@ void print_table(std::FILE* f, const std::vector<Measurement>& rows, const Measu
       e = ef ? fmt::format(" {:>8.3g}{}", ef->j / std::max(1, m.reps), ef->confidence == "low" ? "?" : " ")
              : fmt::format(" {:>9}", "-");
     }
-    fmt::print(f, "{:<13} {:<4} {:>5} {:>10.3f} {:>6.1f}% {:>10.4g} {:>9.1f} {:>8.1f}{}{}\n", m.op, m.pass.value_or(""),
-               m.count_per_step.value_or(1), m.time_s.median * 1e3, 100 * m.time_s.median / step.time_s.median,
-               m.flop * 1e-9, m.time_s.median > 0 ? m.flop / m.time_s.median * 1e-9 : 0.0,
-               m.bytes && m.time_s.median > 0 ? *m.bytes / m.time_s.median * 1e-9 : 0.0, e,
-               m.simulated ? " [simulated]" : "");
+    // %roof ends with the binding ceiling's initial: "40%m" is 40% of the memory roof.
+    const std::string roof = m.fraction_of_roof ? fmt::format("{:.0f}%{}", 100 * *m.fraction_of_roof,
+                                                              m.roof_bound ? m.roof_bound->substr(0, 1) : "")
+                                                : "-";
+    fmt::print(f, "{:<13} {:<4} {:>5} {:>10.3f} {:>6.1f}% {:>10.4g} {:>9.1f} {:>8.1f} {:>7} {:>7}{}{}\n", m.op,
+               m.pass.value_or(""), m.count_per_step.value_or(1), m.time_s.median * 1e3,
+               100 * m.time_s.median / step.time_s.median, m.flop * 1e-9,
+               m.time_s.median > 0 ? m.flop / m.time_s.median * 1e-9 : 0.0,
+               m.bytes && m.time_s.median > 0 ? *m.bytes / m.time_s.median * 1e-9 : 0.0,
+               m.intensity ? fmt::format("{:.3g}", *m.intensity) : "-", roof, e, m.simulated ? " [simulated]" : "");
   }
   fmt::print(f, "{:<13} {:<4} {:>5} {:>10.3f} {:>6.1f}%\n", "(other)", "", "", other_s * 1e3,
              100 * other_s / step.time_s.median);
@@ -318,6 +323,7 @@ bool Gpt2Runner::run_steps(OpenRun& run, gpt2::Profiler& prof, std::vector<StepR
       break;
     }
     prof.clear();
+    step_now_ = s;
     const std::int64_t adj0 = prof.sim_adjust_ns;
     const double j0 = prof.modelled_j_total;
     const std::int64_t t0 = gpt2::Profiler::now_ns();
@@ -384,7 +390,12 @@ Measurement Gpt2Runner::op_measurement(const OpRow& row, const gpt2::Profiler& p
   m.time_s = summarize(row.step_s);
   m.flop = n * cost.flop;
   m.bytes = n * cost.bytes;
+  if (m.simulated) {
+    // The modelled array reads its GEMM operands as bf16 whatever the host hands it.
+    m.bytes = n * gpt2::op_cost(row.op, cfg_, o_.batch, o_.seq, backend_->compute_dtype(GemmDesc{})).bytes;
+  }
   m.flop_per_s = m.time_s.median > 0 ? m.flop / m.time_s.median : 0;
+  if (auto it = op_counts_.find({int(row.op), row.layer}); it != op_counts_.end()) m.counters = it->second;
   if (row.has_bd) {
     const double k = 1.0 / m.reps;
     m.breakdown_s = Breakdown{row.bd.copy_in * k, row.bd.compute * k, row.bd.copy_out * k, row.bd.submit * k,
@@ -427,6 +438,18 @@ Measurement Gpt2Runner::steps_measurement(const std::vector<const StepRecord*>& 
   return m;
 }
 
+void Gpt2Runner::count_op(int op, int layer, const std::map<std::string, std::optional<double>>& c) {
+  auto add = [&](std::map<std::string, std::optional<double>>& sum) {
+    for (const auto& [event, v] : c) {
+      auto [it, fresh] = sum.try_emplace(event, v);
+      // One uncounted window makes the op's total unknown, not smaller.
+      if (!fresh) it->second = it->second && v ? std::optional<double>(*it->second + *v) : std::nullopt;
+    }
+  };
+  add(op_counts_[{op, -1}]);
+  if (o_.per_layer && layer >= 0) add(op_counts_[{op, layer}]);
+}
+
 bool Gpt2Runner::train(OpenRun& run, double sample_period_s, std::FILE* out) {
   gpt2::Model& model = this->model();
   fmt::print(out, "gpt2 {} ({} parameters), B={} T={}, {} GEMMs on {}{}, {} threads, {:.4g} GFLOP/step\n",
@@ -434,6 +457,14 @@ bool Gpt2Runner::train(OpenRun& run, double sample_period_s, std::FILE* out) {
              backend_->simulated() ? " [simulated]" : "", omp_get_max_threads(), step_flop_ * 1e-9);
   gpt2::Profiler prof;
   model.set_profiler(&prof);
+  op_counts_.clear();
+  if (o_.counters && o_.counters->active()) {
+    prof.on_op_begin = [this] { o_.counters->begin(); };
+    prof.on_op_end = [this](Op op, int layer) {
+      const auto c = o_.counters->end();
+      if (step_now_ >= o_.warmup) count_op(int(op), layer, c);
+    };
+  }
   std::vector<StepRecord> steps;
   const bool complete = run_steps(run, prof, steps, out);
 
@@ -458,11 +489,11 @@ bool Gpt2Runner::train(OpenRun& run, double sample_period_s, std::FILE* out) {
     for (const auto& [key, row] : rows) {
       Measurement m = op_measurement(row, prof, run, sample_period_s);
       m.supply_changed = supply_changed;
+      session.add(std::move(m));
       if (row.layer < 0) {
         for (std::size_t k = 0; k < measured.size(); ++k) other[k] -= row.step_s[k];
-        table.push_back(m);
+        table.push_back(session.run().measurements.back());  // as placed on the roofline
       }
-      session.add(std::move(m));
     }
     // The headline: every step after warm-up as one measurement.
     Measurement m = steps_measurement(measured, prof, run, sample_period_s);

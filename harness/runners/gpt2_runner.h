@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/run/counters.h"
 #include "harness/run/run_setup.h"
 #include "workloads/backend.h"
 #include "workloads/gpt2/adamw.h"
@@ -34,6 +36,7 @@ struct Gpt2Options {
   gpt2::AdamWConfig adamw;
   bool per_layer = false;
   gpt2::GradOrder grad_order = gpt2::GradOrder::Standard;  // each linear backward's GEMM order
+  RunCounters* counters = nullptr;  // hardware counters around each op; null: none
 };
 
 class Gpt2Runner {
@@ -76,6 +79,11 @@ class Gpt2Runner {
   std::optional<gpt2::BatchLoader> loader_;
   std::unique_ptr<gpt2::Model> model_;
   double step_flop_ = 0, step_bytes_ = 0, gemm_flop_ = 0;
+  int step_now_ = 0;  // the step run_steps is in, for the counter hook
+  // Hardware counts per (op, layer) over the steps after warm-up (layer -1:
+  // all layers), null where an event did not count.
+  std::map<std::pair<int, int>, std::map<std::string, std::optional<double>>> op_counts_;
+  void count_op(int op, int layer, const std::map<std::string, std::optional<double>>& c);
 };
 
 }  // namespace flopwatt

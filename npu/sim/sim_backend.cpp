@@ -125,6 +125,18 @@ std::optional<std::pair<std::string, double>> SimBackend::last_modelled_energy_j
   return std::make_pair("npu-model:" + device_name_, last_energy_->j);
 }
 
+std::optional<ModelledCeilings> SimBackend::modelled_ceilings() const {
+  if (!dev_) return std::nullopt;
+  const DeviceDesc& d = *dev_;
+  ModelledCeilings c;
+  c.peak_flop_per_s = d.peak_bf16_flop_per_s();
+  c.dram_bytes_per_s = d.ddr_bytes_per_s;
+  c.j_per_flop = d.pj_per_mac * 1e-12 / 2;  // a MAC is two FLOPs
+  c.j_per_byte = d.pj_per_byte_ddr * 1e-12;
+  c.static_w = d.static_w;
+  return c;
+}
+
 std::vector<std::pair<std::string, std::string>> SimBackend::notes() const {
   std::vector<std::pair<std::string, std::string>> v;
   if (!dev_) return v;

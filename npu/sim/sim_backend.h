@@ -49,6 +49,8 @@ class SimBackend : public Backend {
   std::optional<Breakdown> last_breakdown() const override;
   std::optional<std::pair<std::string, double>> last_modelled_energy_j() const override;
   std::vector<std::pair<std::string, std::string>> notes() const override;
+  // bf16 peak, DDR rate, pJ per MAC (2 FLOP) and per DDR byte, static power.
+  std::optional<ModelledCeilings> modelled_ceilings() const override;
 
   void set_timing_only(bool on) { opts_.timing_only = on; }
   const DeviceDesc& device() const;  // throws InputError when unavailable

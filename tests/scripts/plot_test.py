@@ -66,5 +66,125 @@ class LowConfidenceMarks(unittest.TestCase):
         self.assertEqual([c.get_label() for c in ax.containers].count(plot.LOW_LABEL), 1)
 
 
+def roof_run(n_ops=30, backends=("cpu:llmc", "cpu:openblas", "cpu:onednn", "npu:sim-phoenix", "npu:sim-strix")):
+    """A run with this machine's ceilings and n_ops ops x backends, ops spread over 4 decades of intensity."""
+    host = {"label": "cpu", "threads": 2, "peak_flop_per_s": {"fp32": 2e11, "bf16": 4e11},
+            "memory": [{"name": "dram_read", "bytes_per_s": 1.2e10}, {"name": "dram_triad", "bytes_per_s": 1.6e10},
+                       {"name": "l1_read", "bytes_per_s": 4e11}],
+            "dram": {"name": "dram_triad", "bytes_per_s": 1.6e10}}
+    npu = {"label": "npu:sim-phoenix (modelled)", "peak_flop_per_s": {"bf16": 6.5e12, "fp32": 6.5e12},
+           "memory": [{"name": "dram_model", "bytes_per_s": 2.4e10}],
+           "dram": {"name": "dram_model", "bytes_per_s": 2.4e10}}
+    run = {"run_id": "t", "context": {"roofline": {"host": host, "from": "results/peaks/x.json", "age_s": 60,
+                                                   "modelled": {"npu:sim-phoenix": npu}}},
+           "power_sources": [{"id": "rapl:package", "domain": "package", "available": True}],
+           "headline_source": "rapl:package",
+           "energy_roofline": {"host": {"j_per_flop": 2e-11, "j_per_byte": 3e-10, "constant_w": 5.0,
+                                        "rms_relative_error": 0.03, "points": 30, "source": "rapl:package"},
+                               "modelled": {"npu:sim-phoenix": {"j_per_flop": 2e-13, "j_per_byte": 3e-11,
+                                                                "constant_w": 0.6}}},
+           "measurements": []}
+    for k in range(n_ops):
+        intensity = 10 ** (-1.5 + 4.0 * k / (n_ops - 1))
+        for j, b in enumerate(backends):
+            sim = b.startswith("npu:sim")
+            run["measurements"].append({
+                "workload": "gpt2", "op": f"op{k:02d}", "pass": "fwd", "layer": None, "backend": b,
+                "simulated": sim, "flop": 1e9, "flop_per_s": 1e9 * (j + 1) * (1 + k % 3),
+                "intensity_flop_per_byte": intensity, "reps": 3,
+                "energy": {("npu-model:x" if sim else "rapl:package"): {"flop_per_j": 1e9 * (1 + j), "confidence": "ok"}}})
+    # Rows that must not be drawn: a step, a per-layer row, a skipped one, one without bytes.
+    extra = dict(run["measurements"][0])
+    run["measurements"] += [dict(extra, op="step"), dict(extra, layer=3), dict(extra, skipped="no"),
+                            dict(extra, op="nobytes", intensity_flop_per_byte=None)]
+    return run
+
+
+@unittest.skipUnless(HAVE_MPL, "matplotlib not installed (python3-matplotlib)")
+class Rooflines(unittest.TestCase):
+    def capture(self, fn, run):
+        import tempfile
+        matplotlib.use("Agg")
+        figs = []
+        real_save = plot.save
+
+        def keep(fig, out_dir, kind, formats, written):
+            figs.append(fig)
+            real_save(fig, out_dir, kind, formats, written)
+
+        plot.save = keep
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                written = []
+                note = fn(run, d, ["png", "svg"], written, "title")
+                sizes = []
+                for w in written:
+                    self.assertGreater(os.path.getsize(w), 1000, w)
+                    if w.endswith(".png"):
+                        from matplotlib import image
+                        h, wd = image.imread(w).shape[:2]
+                        sizes.append((wd, h))
+        finally:
+            plot.save = real_save
+        return note, figs, written, sizes
+
+    def test_thirty_ops_five_backends_one_label_per_column_and_every_ceiling(self):
+        run = roof_run()
+        note, figs, written, sizes = self.capture(plot.plot_roofline, run)
+        self.assertIsNone(note)
+        self.assertEqual([os.path.basename(w) for w in written], ["roofline.png", "roofline.svg"])
+        self.assertEqual(sizes, [plot.SIZES["roofline"]])
+        ax = figs[0].axes[0]
+        self.assertEqual((ax.get_xscale(), ax.get_yscale()), ("log", "log"))
+        labels = [t.get_text() for t in ax.texts if t.get_rotation() == 90]
+        self.assertLessEqual(len(labels), 30)
+        for k in range(30):  # every op is named once, and nothing that must not be drawn
+            self.assertEqual(sum(f"op{k:02d} fwd" in t for t in labels), 1, k)
+        # Ops closer than a label's width share one: 10 ops of one intensity are two names and "+8".
+        crowd = roof_run(n_ops=10)
+        for m in crowd["measurements"]:
+            if m.get("intensity_flop_per_byte"):
+                m["intensity_flop_per_byte"] = 40.0
+        _, figs2, _, _ = self.capture(plot.plot_roofline, crowd)
+        crowded = [t.get_text() for t in figs2[0].axes[0].texts if t.get_rotation() == 90]
+        self.assertEqual(crowded, ["op00 fwd, op01 fwd +8"])
+        self.assertFalse(any("step" in t or "nobytes" in t or "L3" in t for t in labels))
+        points = sum(len(c.get_offsets()) for c in ax.collections)
+        self.assertEqual(points, 30 * 5)
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        self.assertEqual(sum(1 for t in legend if t.startswith(("cpu:", "npu:")) and "roof" not in t), 5)
+        self.assertLessEqual(max(len(t) for t in labels), 60)
+        self.assertIn("npu:sim-phoenix roof (modelled)", legend)
+        ceilings = " ".join(t.get_text() for t in ax.texts if t.get_rotation() != 90) + " ".join(legend)
+        for want in ("fp32 peak 200 GFLOP/s", "bf16 peak 400 GFLOP/s", "dram_triad 16 GB/s", "l1_read 400 GB/s"):
+            self.assertIn(want, ceilings)
+        self.assertNotIn("dram_read", ceilings)  # one line per level: its fastest stream
+
+    def test_energy_roofline_draws_fitted_and_modelled_ceilings(self):
+        note, figs, written, sizes = self.capture(plot.plot_energy_roofline, roof_run(n_ops=6))
+        self.assertIsNone(note)
+        self.assertEqual(sizes, [plot.SIZES["energy_roofline"]])
+        ax = figs[0].axes[0]
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        self.assertTrue(any(t.startswith("fitted from rapl:package: 20 pJ/FLOP, 300 pJ/B, 5 W") for t in legend), legend)
+        self.assertTrue(any(t.startswith("npu:sim-phoenix (modelled)") for t in legend), legend)
+        # The fitted curve at high intensity approaches 1 / (J/FLOP + W / peak).
+        fitted = [l for l in ax.get_lines() if l.get_label().startswith("fitted")][0]
+        top = fitted.get_ydata()[-1]
+        self.assertAlmostEqual(top, 1e-9 / (2e-11 + 3e-10 / fitted.get_xdata()[-1] + 5.0 / 2e11), places=3)
+
+    def test_nothing_to_place_is_a_note_not_a_figure(self):
+        run = roof_run(n_ops=2)
+        for m in run["measurements"]:
+            m["intensity_flop_per_byte"] = None
+        note, figs, written, _ = self.capture(plot.plot_roofline, run)
+        self.assertIn("no measurement has an arithmetic intensity", note)
+        self.assertEqual(written, [])
+        run["energy_roofline"] = None
+        run["context"]["roofline"] = {}
+        note, figs, written, _ = self.capture(plot.plot_energy_roofline, run)
+        self.assertIn("energy_roofline: no energy figures", note)
+
+
 if __name__ == "__main__":
     unittest.main()

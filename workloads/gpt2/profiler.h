@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <ctime>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,12 @@ class Profiler {
   int breakdown_calls = 0;
   double modelled_j_total = 0;
   std::string modelled_source;  // the source id a simulated backend reports its energy under
+  // Called around each op, outside its timed interval (so their cost is not
+  // the op's): the harness reads hardware counters here. Only the outermost
+  // op of nested scopes calls them. Empty: nothing is called.
+  std::function<void()> on_op_begin;
+  std::function<void(Op op, int layer)> on_op_end;
+  int depth = 0;
 
  private:
   std::vector<OpRecord> records_;
@@ -52,6 +59,7 @@ class OpScope {
  public:
   OpScope(Profiler* p, Op op, int layer) : p_(p), op_(op), layer_(static_cast<std::int16_t>(layer)) {
     if (p_) {
+      if (p_->depth++ == 0 && p_->on_op_begin) p_->on_op_begin();
       adj0_ = p_->sim_adjust_ns;
       bd0_ = p_->breakdown_total;
       calls0_ = p_->breakdown_calls;
@@ -67,6 +75,7 @@ class OpScope {
                 b.submit - bd0_.submit, b.reconfigure - bd0_.reconfigure};
     p_->records().push_back({op_, layer_, t0_, t1, p_->sim_adjust_ns - adj0_, d, p_->breakdown_calls > calls0_,
                               p_->modelled_j_total - j0_});
+    if (--p_->depth == 0 && p_->on_op_end) p_->on_op_end(op_, layer_);
   }
   OpScope(const OpScope&) = delete;
   OpScope& operator=(const OpScope&) = delete;

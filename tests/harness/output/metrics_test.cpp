@@ -53,6 +53,40 @@ TEST(Metrics, EveryTableMetricIsACsvColumnAndAJsonPath) {
   }
 }
 
+// The roofline metrics and the counters: a CSV column each, the same name a
+// run.json key, and the values survive the round trip through run.json.
+TEST(Metrics, RoofAndCounterMetricsAreColumnsAndRoundTrip) {
+  flopwatt::Run run;
+  Measurement m = timed_row();
+  m.intensity = 2.5;
+  m.roof_flop_per_s = 4e10;
+  m.fraction_of_roof = 0.25;
+  m.roof_bound = "memory";
+  m.counters["perf::CYCLES"] = 12345.0;
+  m.counters["UNC_M_CAS_COUNT:RD"] = std::nullopt;
+  run.measurements.push_back(m);
+  const auto cols = csv_columns(run);
+  const nlohmann::json j = to_json(run.measurements[0]);
+  for (const Metric* x : kRoofColumns) {
+    EXPECT_NE(std::find(cols.begin(), cols.end(), std::string(x->name)), cols.end()) << x->name;
+    ASSERT_NE(json_get(j, x->name), nullptr) << x->name;
+  }
+  EXPECT_NE(std::find(cols.begin(), cols.end(), "counters/perf::CYCLES"), cols.end());
+  EXPECT_EQ(j["counters"]["perf::CYCLES"], 12345.0);
+  EXPECT_TRUE(j["counters"]["UNC_M_CAS_COUNT:RD"].is_null());
+  const Measurement back = measurement_from_json(j);
+  EXPECT_EQ(back.intensity, 2.5);
+  EXPECT_EQ(back.roof_flop_per_s, 4e10);
+  EXPECT_EQ(back.fraction_of_roof, 0.25);
+  EXPECT_EQ(back.roof_bound, "memory");
+  EXPECT_EQ(back.counters.at("perf::CYCLES"), 12345.0);
+  EXPECT_FALSE(back.counters.at("UNC_M_CAS_COUNT:RD"));
+  // A row without them writes nulls and no counters object.
+  const nlohmann::json plain = to_json(timed_row());
+  EXPECT_TRUE(plain["fraction_of_roof"].is_null());
+  EXPECT_FALSE(plain.contains("counters"));
+}
+
 TEST(Metrics, VersionTwoRoundTripsAndVersionOneStillReads) {
   const Measurement m = timed_row();
   const Measurement back = measurement_from_json(to_json(m));

@@ -4,10 +4,12 @@
 
 #include <cmath>
 #include <filesystem>
-#include <chrono>
-#include <fstream>
 #include <limits>
+#include <fstream>
+#include <map>
 #include <thread>
+
+#include "harness/run/counters.h"
 
 namespace flopwatt {
 namespace {
@@ -94,6 +96,128 @@ TEST(GemmRunner, VerifiesTimesAndMarksFailuresAndSkips) {
       ASSERT_TRUE(m.breakdown_s.has_value());
     }
   }
+  fs::remove_all(dir);
+}
+
+// perf_event_open(2) as its manual page describes it, counting on the real
+// monotonic clock so a window's count grows with the work inside it:
+//  - an event opened with attr.disabled counts nothing until
+//    PERF_EVENT_IOC_ENABLE, and stops at PERF_EVENT_IOC_DISABLE;
+//  - PERF_EVENT_IOC_RESET zeroes the count, not time_enabled/time_running;
+//  - read() with PERF_FORMAT_TOTAL_TIME_ENABLED | _RUNNING returns
+//    {value, time_enabled, time_running} ("Reading results"); here the event
+//    is never multiplexed, so running == enabled.
+class ClockPerf final : public cpu::CounterAccess {
+ public:
+  struct Event {
+    double per_ns = 1;
+    bool enabled = false;
+    std::int64_t since = 0;
+    double value = 0, enabled_ns = 0;
+  };
+  std::map<int, Event> fds;
+  int enables = 0;
+
+  int open(const cpu::EventEncoding& e, int*) override {
+    const int fd = 100 + int(fds.size());
+    fds[fd].per_ns = e.config == 1 ? 2.0 : 1.0;  // PERF_COUNT_HW_INSTRUCTIONS runs at twice the cycles
+    return fd;
+  }
+  bool reset_and_enable(int fd) override {
+    settle(fds.at(fd));
+    fds.at(fd).value = 0;
+    fds.at(fd).enabled = true;
+    fds.at(fd).since = monotonic_ns();
+    ++enables;
+    return true;
+  }
+  bool disable(int fd) override {
+    settle(fds.at(fd));
+    fds.at(fd).enabled = false;
+    return true;
+  }
+  bool read(int fd, cpu::CounterReading& r) override {
+    settle(fds.at(fd));
+    const Event& e = fds.at(fd);
+    r = {std::uint64_t(e.value), std::uint64_t(e.enabled_ns), std::uint64_t(e.enabled_ns)};
+    return true;
+  }
+  void close(int fd) override { fds.erase(fd); }
+
+ private:
+  static void settle(Event& e) {
+    if (!e.enabled) return;
+    const std::int64_t now = monotonic_ns();
+    e.value += double(now - e.since) * e.per_ns;
+    e.enabled_ns += double(now - e.since);
+    e.since = now;
+  }
+};
+
+TEST(GemmRunner, CountsHardwareEventsOverEachMeasurementWindow) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("flopwatt_runner_ctr_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  auto fake = std::make_unique<ClockPerf>();
+  ClockPerf* perf = fake.get();
+  RunCounters counters("perf::PERF_COUNT_HW_CPU_CYCLES,perf::PERF_COUNT_HW_INSTRUCTIONS", "/", "--counters",
+                       std::move(fake));
+  if (!counters.active() && counters.summary().find("libpfm4") != std::string::npos)
+    GTEST_SKIP() << "built without libpfm4: " << counters.summary();
+  ASSERT_TRUE(counters.active()) << counters.summary();
+  NaiveBackend ref("cpu:reference"), good("cpu:good");
+  Session session(flopwatt::Run{}, dir.string());
+  PowerOptions po;
+  po.power = "none";
+  EnergyMeter meter(po);
+  GemmRunOptions o;
+  o.shapes = parse_shapes("40,40,40;2,2,2", "--shapes");
+  o.timing.min_time_s = 0.02;
+  o.timing.min_reps = 3;
+  o.counters = &counters;
+  ASSERT_TRUE(run_gemm_suite({&ref, &good}, o, session, meter, {}));
+  const auto& ms = session.run().measurements;
+  ASSERT_EQ(ms.size(), 4u);
+  EXPECT_EQ(perf->enables, 2 * 4);  // one window per measurement, each event
+  for (const auto& m : ms) {
+    ASSERT_EQ(m.counters.size(), 2u) << m.backend << " " << m.op;
+    const auto cycles = m.counters.at("perf::PERF_COUNT_HW_CPU_CYCLES");
+    const auto instructions = m.counters.at("perf::PERF_COUNT_HW_INSTRUCTIONS");
+    ASSERT_TRUE(cycles && instructions);
+    // The window is the timed loop: at least its total time, and not the
+    // verification or the operand set-up before it (well under a second here).
+    const double loop_ns = m.time_s.total * 1e9;
+    EXPECT_GE(*cycles, 0.999 * loop_ns) << m.op;
+    EXPECT_LT(*cycles, loop_ns + 0.05e9) << m.op;
+    EXPECT_NEAR(*instructions / *cycles, 2.0, 0.01);
+  }
+  // run.json carries them.
+  const nlohmann::json j = to_json(ms[0]);
+  EXPECT_TRUE(j["counters"]["perf::PERF_COUNT_HW_CPU_CYCLES"].is_number());
+  fs::remove_all(dir);
+}
+
+TEST(GemmRunner, NoCountersWithoutAPmu) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("flopwatt_runner_nopmu_" + std::to_string(::getpid()));
+  const fs::path root = dir / "root";
+  fs::create_directories(root / "sys/bus/event_source/devices/software");
+  // The real perf_event_open against a root with no `cpu` PMU: on a machine
+  // with one, the open may succeed, so only the unavailable case is checked.
+  RunCounters counters("default", root.string());
+  if (counters.active()) GTEST_SKIP() << "this machine counts hardware events";
+  EXPECT_NE(counters.summary().find("no CPU PMU is exposed"), std::string::npos) << counters.summary();
+  NaiveBackend ref("cpu:reference");
+  Session session(flopwatt::Run{}, (dir / "out").string());
+  PowerOptions po;
+  po.power = "none";
+  EnergyMeter meter(po);
+  GemmRunOptions o;
+  o.shapes = parse_shapes("4,4,4", "--shapes");
+  o.timing.min_time_s = 0;
+  o.counters = &counters;
+  ASSERT_TRUE(run_gemm_suite({&ref}, o, session, meter, {}));
+  EXPECT_TRUE(session.run().measurements.at(0).counters.empty());
   fs::remove_all(dir);
 }
 

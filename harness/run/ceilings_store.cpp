@@ -1,0 +1,218 @@
+#include "harness/run/ceilings_store.h"
+
+#include <fmt/core.h>
+#include <omp.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cpu/bandwidth.h"
+#include "cpu/peak.h"
+#include "harness/output/safe_file.h"
+#include "harness/run/context.h"
+#include "workloads/error.h"
+
+namespace fs = std::filesystem;
+
+namespace flopwatt {
+
+using nlohmann::json;
+
+std::string peak_dir() {
+  const char* env = std::getenv("FLOPWATT_PEAK_DIR");
+  return env && *env ? env : "results/peaks";
+}
+
+std::string peak_file(const std::string& dir, const std::string& host, const std::string& cpu) {
+  std::string name = host + "-" + (cpu.empty() ? "unknown-cpu" : cpu);
+  for (auto& c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
+  return (fs::path(dir) / (name + ".json")).string();
+}
+
+json to_json(const StoredPeak& p) {
+  json by = json::array();
+  for (const auto& c : p.by_threads) by.push_back(to_json(c));
+  return {{"what", "flopwatt machine ceilings"}, {"host", p.host},     {"cpu", p.cpu},
+          {"kernel", p.kernel},                 {"run_id", p.run_id}, {"measured_by", p.measured_by},
+          {"measured_at", p.measured_at},       {"by_threads", by}};
+}
+
+std::optional<StoredPeak> stored_peak_from_json(const json& j) {
+  if (!j.is_object() || j.value("what", "") != "flopwatt machine ceilings") return std::nullopt;
+  try {
+    StoredPeak p;
+    p.host = j.value("host", "");
+    p.cpu = j.value("cpu", "");
+    p.kernel = j.value("kernel", "");
+    p.run_id = j.value("run_id", "");
+    p.measured_by = j.value("measured_by", "");
+    p.measured_at = j.at("measured_at").get<std::time_t>();
+    for (const auto& c : j.at("by_threads")) p.by_threads.push_back(ceilings_from_json(c));
+    return p;
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+}
+
+bool write_stored_peak(const std::string& file, const StoredPeak& p, std::string* why) {
+  try {
+    const fs::path f(file);
+    OutputDir dir(f.parent_path().empty() ? "." : f.parent_path().string(), "FLOPWATT_PEAK_DIR");
+    dir.replace(f.filename().string(), to_json(p).dump(1) + "\n");
+    return true;
+  } catch (const InputError& e) {
+    if (why) *why = e.what();
+    return false;
+  }
+}
+
+std::optional<HostCeilings> reuse_stored(const std::string& file, const std::string& host, const std::string& cpu,
+                                         int threads, std::time_t now, double max_age_s, std::string* why) {
+  auto no = [&](std::string reason) -> std::optional<HostCeilings> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  std::ifstream in(file);
+  if (!in) return no("no stored peak " + file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const json j = json::parse(ss.str(), nullptr, false);
+  const auto p = stored_peak_from_json(j);
+  if (!p) return no(file + " is not a stored peak");
+  if (p->host != host || p->cpu != cpu) return no(file + " is another machine's");
+  const double age = std::difftime(now, p->measured_at);
+  if (age < 0 || age > max_age_s) return no(fmt::format("{} is {:.0f} h old", file, age / 3600));
+  for (const auto& c : p->by_threads)
+    if (c.threads == threads) return HostCeilings{c, file, age};
+  return no(file + " has no ceilings for " + std::to_string(threads) + " threads");
+}
+
+namespace {
+
+std::string hostname() {
+  char b[256] = {};
+  if (gethostname(b, sizeof b - 1) != 0) return "unknown-host";
+  return b;
+}
+
+std::string kernel_release() {
+  utsname u{};
+  return uname(&u) == 0 ? u.release : "";
+}
+
+// The short measurement: the SIMD peak (about 0.1 s per point) and the four
+// streams over a DRAM-sized set at the current thread count.
+Ceilings measure_short(const std::string& root, int threads) {
+  Ceilings c;
+  c.label = "cpu";
+  c.threads = threads;
+  for (const auto& p : cpu::measure_peak(0.1))
+    if (p.threads == threads && p.flop_per_s > 0) {
+      double& best = c.peak_flop_per_s[p.dtype];
+      best = std::max(best, p.flop_per_s);
+    }
+  for (const auto& ws : cpu::working_sets(cpu::cache_topology(root), threads)) {
+    if (ws.level != "DRAM") continue;
+    for (cpu::Stream s : {cpu::Stream::Read, cpu::Stream::Write, cpu::Stream::Copy, cpu::Stream::Triad}) {
+      const cpu::BandwidthPoint p = cpu::measure_stream(s, ws, threads, 0.05);
+      if (p.verified && p.median_bytes_per_s > 0) c.memory.push_back({"dram_" + p.stream, p.median_bytes_per_s});
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+std::string store_peak_run(const Run& run, const std::string& root, std::string* why) {
+  StoredPeak p;
+  p.host = hostname();
+  p.cpu = cpu_model(root);
+  p.kernel = run.context.value("kernel", "");
+  p.run_id = run.run_id;
+  p.measured_by = "run peak";
+  p.measured_at = std::time(nullptr);
+  for (int t = 1; t <= omp_get_max_threads(); ++t)
+    if (auto c = ceilings_from_peak_run(run, t)) p.by_threads.push_back(*c);
+  const std::string file = peak_file(peak_dir(), p.host, p.cpu);
+  return write_stored_peak(file, p, why) ? file : "";
+}
+
+HostCeilings host_ceilings(const std::string& root, const std::string& measured_by) {
+  const int threads = omp_get_max_threads();
+  const std::string host = hostname(), cpu = cpu_model(root);
+  const std::string file = peak_file(peak_dir(), host, cpu);
+  const std::time_t now = std::time(nullptr);
+  std::string why;
+  if (auto r = reuse_stored(file, host, cpu, threads, now, kPeakMaxAgeS, &why)) return *r;
+  HostCeilings h;
+  Ceilings c = measure_short(root, threads);
+  h.from = "measured now (short: " + why + ")";
+  if (c.peak_flop_per_s.empty() && !c.dram()) return h;
+  h.ceilings = c;
+  StoredPeak p;
+  p.host = host;
+  p.cpu = cpu;
+  p.kernel = kernel_release();
+  p.measured_by = "short, by " + measured_by;
+  p.measured_at = now;
+  // Keep the other thread counts a full `run peak` stored, even if stale for this one.
+  std::ifstream in(file);
+  if (in) {
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (auto old = stored_peak_from_json(json::parse(ss.str(), nullptr, false));
+        old && old->host == host && old->cpu == cpu && std::difftime(now, old->measured_at) <= kPeakMaxAgeS)
+      for (const auto& o : old->by_threads)
+        if (o.threads != threads) p.by_threads.push_back(o);
+  }
+  p.by_threads.push_back(c);
+  std::string fail;
+  if (write_stored_peak(file, p, &fail)) h.from += "; stored in " + file;
+  else h.from += "; not stored: " + fail;
+  return h;
+}
+
+std::optional<Ceilings> modelled_ceilings(const Backend& b, DType) {
+  const auto m = b.modelled_ceilings();
+  if (!m) return std::nullopt;
+  Ceilings c;
+  c.label = b.name() + " (modelled)";
+  // The array multiplies bf16 whatever the host hands it: one peak for both dtypes.
+  c.peak_flop_per_s["bf16"] = m->peak_flop_per_s;
+  c.peak_flop_per_s["fp32"] = m->peak_flop_per_s;
+  c.memory.push_back({"dram_model", m->dram_bytes_per_s});
+  EnergyFit e;
+  e.j_per_flop = m->j_per_flop;
+  e.j_per_byte = m->j_per_byte;
+  e.constant_w = m->static_w;
+  c.modelled_energy = e;
+  return c;
+}
+
+RooflineSet settle_roofline(const std::vector<const Backend*>& backends, DType dtype, const std::string& root,
+                            bool measure_host, const std::string& measured_by, json* context) {
+  RooflineSet roofs;
+  json ctx = {{"host", nullptr}, {"from", "not measured (--no-peak)"}, {"age_s", nullptr}};
+  if (measure_host) {
+    const HostCeilings h = host_ceilings(root, measured_by);
+    roofs.host = h.ceilings;
+    ctx["host"] = h.ceilings ? to_json(*h.ceilings) : json(nullptr);
+    ctx["from"] = h.from;
+    ctx["age_s"] = h.age_s ? json(*h.age_s) : json(nullptr);
+  }
+  for (const Backend* b : backends)
+    if (auto c = modelled_ceilings(*b, dtype)) {
+      ctx["modelled"][b->name()] = to_json(*c);
+      roofs.modelled[b->name()] = std::move(*c);
+    }
+  if (context) *context = ctx;
+  return roofs;
+}
+
+}  // namespace flopwatt

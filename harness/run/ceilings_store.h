@@ -1,0 +1,72 @@
+// This machine's last measured ceilings, kept between runs: `run peak` stores
+// them (per thread count) in a file named after the host and CPU under the
+// peak directory, and `run gemm` / `run gpt2` reuse that file while it is
+// recent, or measure a short peak and DRAM bandwidth and store that instead.
+// run.json's context.roofline says which file was used and its age.
+#pragma once
+#include <ctime>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/run/roofline.h"
+#include "workloads/backend.h"
+
+namespace flopwatt {
+
+// $FLOPWATT_PEAK_DIR, else results/peaks (beside the default results/runs).
+std::string peak_dir();
+// <dir>/<host>-<cpu model>.json, reduced to [A-Za-z0-9._-].
+std::string peak_file(const std::string& dir, const std::string& host, const std::string& cpu);
+
+// A stored file older than this is measured again (a week: a BIOS, kernel or
+// governor change is the usual reason a machine's ceilings move).
+inline constexpr double kPeakMaxAgeS = 7 * 24 * 3600.0;
+
+struct StoredPeak {
+  std::string host, cpu, kernel, run_id;
+  std::string measured_by;  // "run peak" or "short, by run gemm" ...
+  std::time_t measured_at = 0;
+  std::vector<Ceilings> by_threads;
+};
+nlohmann::json to_json(const StoredPeak& p);
+// nullopt when the text is not a stored peak (a damaged file is measured again).
+std::optional<StoredPeak> stored_peak_from_json(const nlohmann::json& j);
+
+// Writes the file atomically; false (with the reason in *why) when it cannot.
+bool write_stored_peak(const std::string& file, const StoredPeak& p, std::string* why);
+
+// Stores what a `run peak` run measured, for every thread count it has, in
+// this machine's file under peak_dir(). Returns the file, or "" with the
+// reason in *why.
+std::string store_peak_run(const Run& run, const std::string& root, std::string* why);
+
+struct HostCeilings {
+  std::optional<Ceilings> ceilings;  // nullopt when neither reuse nor measuring gave any
+  std::string from;                  // the file reused, or "measured now (...)"
+  std::optional<double> age_s;       // of the reused file
+};
+// The ceilings at `threads` from `file` when it exists, is for this host and
+// CPU, holds that thread count and is younger than max_age_s at `now`; else
+// nullopt with the reason in *why.
+std::optional<HostCeilings> reuse_stored(const std::string& file, const std::string& host, const std::string& cpu,
+                                         int threads, std::time_t now, double max_age_s, std::string* why);
+
+// Reuses this machine's stored ceilings, or measures a short peak and the
+// DRAM streams at the current thread count (about a second) and stores them
+// (a failure to store is a note in `from`, not an error). `root` is the
+// filesystem root the CPU model and cache topology are read under.
+HostCeilings host_ceilings(const std::string& root, const std::string& measured_by);
+
+// A simulated backend's device model as ceilings (peak, DDR rate, energy
+// coefficients); nullopt for a backend with no model.
+std::optional<Ceilings> modelled_ceilings(const Backend& b, DType dtype);
+
+// The ceilings of a run on `backends` and run.json's context.roofline for them.
+// measure_host false leaves the host out (--no-peak).
+RooflineSet settle_roofline(const std::vector<const Backend*>& backends, DType dtype, const std::string& root,
+                            bool measure_host, const std::string& measured_by, nlohmann::json* context);
+
+}  // namespace flopwatt

@@ -1,0 +1,229 @@
+#include "harness/run/roofline.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "harness/output/text.h"
+
+namespace flopwatt {
+
+using nlohmann::json;
+
+std::optional<MemoryCeiling> Ceilings::dram() const {
+  std::optional<MemoryCeiling> best;
+  for (const auto& m : memory)
+    if (m.name.rfind("dram_", 0) == 0 && (!best || m.bytes_per_s > best->bytes_per_s)) best = m;
+  return best;
+}
+
+std::optional<double> Ceilings::peak(const std::string& dtype) const {
+  if (auto it = peak_flop_per_s.find(dtype); it != peak_flop_per_s.end() && it->second > 0) return it->second;
+  if (auto it = peak_flop_per_s.find("fp32"); it != peak_flop_per_s.end() && it->second > 0) return it->second;
+  return std::nullopt;
+}
+
+std::optional<RoofPoint> place_on_roof(double flop, double bytes, double flop_per_s, double peak, double bw) {
+  if (!(flop > 0 && bytes > 0 && peak > 0 && bw > 0) || !std::isfinite(flop_per_s)) return std::nullopt;
+  RoofPoint p;
+  p.intensity = flop / bytes;
+  const double memory_roof = p.intensity * bw;
+  p.bound = memory_roof >= peak ? "compute" : "memory";
+  p.attainable_flop_per_s = std::min(peak, memory_roof);
+  p.fraction = flop_per_s / p.attainable_flop_per_s;
+  return p;
+}
+
+std::optional<Ceilings> ceilings_from_peak_run(const Run& run, int threads) {
+  Ceilings c;
+  c.label = "cpu";
+  c.threads = threads;
+  for (const auto& m : run.measurements) {
+    if (m.skipped || m.threads.value_or(0) != threads) continue;
+    if (m.workload == "peak" && m.flop_per_s > 0) {
+      double& p = c.peak_flop_per_s[m.dtype];
+      p = std::max(p, m.flop_per_s);
+    } else if (m.workload == "bandwidth" && m.verified.value_or(false) && m.bytes && m.time_s.median > 0) {
+      c.memory.push_back({m.op, *m.bytes / m.time_s.median});
+    }
+  }
+  if (c.peak_flop_per_s.empty() && !c.dram()) return std::nullopt;
+  return c;
+}
+
+namespace {
+
+json fit_json(const EnergyFit& f) {
+  return {{"j_per_flop", f.j_per_flop},       {"j_per_byte", f.j_per_byte},
+          {"constant_w", f.constant_w},       {"se_j_per_flop", f.se_j_per_flop},
+          {"se_j_per_byte", f.se_j_per_byte}, {"se_constant_w", f.se_constant_w},
+          {"rms_relative_error", f.rms_relative_error}, {"points", f.points}};
+}
+
+EnergyFit fit_from_json(const json& j) {
+  EnergyFit f;
+  f.j_per_flop = j.value("j_per_flop", 0.0);
+  f.j_per_byte = j.value("j_per_byte", 0.0);
+  f.constant_w = j.value("constant_w", 0.0);
+  f.se_j_per_flop = j.value("se_j_per_flop", 0.0);
+  f.se_j_per_byte = j.value("se_j_per_byte", 0.0);
+  f.se_constant_w = j.value("se_constant_w", 0.0);
+  f.rms_relative_error = j.value("rms_relative_error", 0.0);
+  f.points = j.value("points", 0);
+  return f;
+}
+
+}  // namespace
+
+json to_json(const Ceilings& c) {
+  json mem = json::array();
+  for (const auto& m : c.memory) mem.push_back({{"name", m.name}, {"bytes_per_s", m.bytes_per_s}});
+  const auto d = c.dram();
+  json j = {{"label", c.label},
+            {"threads", c.threads},
+            {"peak_flop_per_s", c.peak_flop_per_s},
+            {"memory", mem},
+            {"dram", d ? json{{"name", d->name}, {"bytes_per_s", d->bytes_per_s}} : json(nullptr)}};
+  if (c.modelled_energy) j["modelled_energy"] = fit_json(*c.modelled_energy);
+  return j;
+}
+
+Ceilings ceilings_from_json(const json& j) {
+  Ceilings c;
+  c.label = j.value("label", "");
+  c.threads = j.value("threads", 0);
+  if (j.contains("peak_flop_per_s") && j["peak_flop_per_s"].is_object())
+    for (const auto& [k, v] : j["peak_flop_per_s"].items())
+      if (v.is_number()) c.peak_flop_per_s[k] = v.get<double>();
+  for (const auto& m : j.value("memory", json::array()))
+    c.memory.push_back({m.value("name", ""), m.value("bytes_per_s", 0.0)});
+  if (j.contains("modelled_energy") && j["modelled_energy"].is_object())
+    c.modelled_energy = fit_from_json(j["modelled_energy"]);
+  return c;
+}
+
+void place_measurement(Measurement& m, const RooflineSet& roofs) {
+  if (m.skipped || m.workload == "peak" || m.workload == "bandwidth" || !m.bytes) return;
+  const Ceilings* c = nullptr;
+  if (m.simulated) {
+    if (m.workload == "gpt2" && m.op == "step") return;
+    auto it = roofs.modelled.find(m.backend);
+    if (it != roofs.modelled.end()) c = &it->second;
+  } else if (roofs.host) {
+    c = &*roofs.host;
+  }
+  if (*m.bytes > 0 && m.flop > 0) m.intensity = m.flop / *m.bytes;
+  if (!c) return;
+  const auto peak = c->peak(m.dtype);
+  const auto dram = c->dram();
+  if (!peak || !dram) return;
+  if (const auto p = place_on_roof(m.flop, *m.bytes, m.flop_per_s, *peak, dram->bytes_per_s)) {
+    m.roof_flop_per_s = p->attainable_flop_per_s;
+    m.fraction_of_roof = p->fraction;
+    m.roof_bound = p->bound;
+  }
+}
+
+std::optional<EnergyFit> fit_energy(const std::vector<EnergySample>& samples) {
+  // Weighted least squares: each row (flop, bytes, seconds) . x = joules is
+  // divided by joules, so the residuals are relative errors. Normal equations
+  // in long double; the columns are scaled to unit norm first, since FLOPs
+  // (1e9..1e12) and seconds (1e-3..1) differ by 15 orders of magnitude.
+  std::vector<std::array<long double, 3>> rows;
+  for (const auto& s : samples) {
+    if (!(s.joules > 0) || !std::isfinite(s.joules) || !std::isfinite(s.flop) || !std::isfinite(s.bytes) ||
+        !std::isfinite(s.seconds))
+      continue;
+    rows.push_back({s.flop / s.joules, s.bytes / s.joules, s.seconds / s.joules});
+  }
+  const int n = int(rows.size());
+  if (n < 4) return std::nullopt;
+  std::array<long double, 3> scale{};
+  for (const auto& r : rows)
+    for (int k = 0; k < 3; ++k) scale[k] += r[k] * r[k];
+  for (auto& s : scale) {
+    if (!(s > 0)) return std::nullopt;
+    s = std::sqrt(s);
+  }
+  long double a[3][3] = {}, b[3] = {};
+  for (auto r : rows) {
+    for (int k = 0; k < 3; ++k) r[k] /= scale[k];
+    for (int i = 0; i < 3; ++i) {
+      b[i] += r[i];  // the weighted target is 1 on every row
+      for (int k = 0; k < 3; ++k) a[i][k] += r[i] * r[k];
+    }
+  }
+  // Inverse of the 3x3 normal matrix by cofactors (also gives the standard errors).
+  const long double det = a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) -
+                          a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
+                          a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
+  if (!(std::fabs(det) > 1e-12L)) return std::nullopt;
+  long double inv[3][3];
+  for (int i = 0; i < 3; ++i)
+    for (int k = 0; k < 3; ++k) {
+      const int r0 = (k + 1) % 3, r1 = (k + 2) % 3, c0 = (i + 1) % 3, c1 = (i + 2) % 3;
+      inv[i][k] = (a[r0][c0] * a[r1][c1] - a[r0][c1] * a[r1][c0]) / det;
+    }
+  long double x[3] = {};
+  for (int i = 0; i < 3; ++i)
+    for (int k = 0; k < 3; ++k) x[i] += inv[i][k] * b[k];
+  long double rss = 0;
+  for (auto r : rows) {
+    long double pred = 0;
+    for (int k = 0; k < 3; ++k) pred += r[k] / scale[k] * x[k];
+    rss += (pred - 1) * (pred - 1);
+  }
+  EnergyFit f;
+  f.points = n;
+  f.j_per_flop = double(x[0] / scale[0]);
+  f.j_per_byte = double(x[1] / scale[1]);
+  f.constant_w = double(x[2] / scale[2]);
+  f.rms_relative_error = double(std::sqrt(rss / n));
+  const long double sigma2 = n > 3 ? rss / (n - 3) : 0;
+  f.se_j_per_flop = double(std::sqrt(sigma2 * inv[0][0]) / scale[0]);
+  f.se_j_per_byte = double(std::sqrt(sigma2 * inv[1][1]) / scale[1]);
+  f.se_constant_w = double(std::sqrt(sigma2 * inv[2][2]) / scale[2]);
+  return f;
+}
+
+double energy_roof_flop_per_j(const EnergyFit& f, double intensity, double attainable) {
+  double per_flop = f.j_per_flop;
+  if (intensity > 0) per_flop += f.j_per_byte / intensity;
+  if (attainable > 0) per_flop += f.constant_w / attainable;
+  return per_flop > 0 ? 1.0 / per_flop : 0.0;
+}
+
+json energy_roofline_json(const Run& run, const std::optional<std::string>& source, const RooflineSet& roofs) {
+  json out = json::object();
+  if (source) {
+    // The GPT-2 step rows repeat the ops' energy; GEMM rows and per-op rows are independent windows.
+    std::vector<EnergySample> samples;
+    for (const auto& m : run.measurements) {
+      if (m.skipped || m.simulated || !m.bytes || m.op == "step" || m.layer) continue;
+      auto it = m.energy.find(*source);
+      if (it == m.energy.end() || it->second.confidence != "ok") continue;
+      samples.push_back({m.flop * m.reps, *m.bytes * m.reps, m.time_s.total, it->second.j});
+    }
+    json fit = nullptr;
+    if (const auto f = fit_energy(samples)) {
+      fit = fit_json(*f);
+      fit["source"] = *source;
+      fit["method"] =
+          "least squares of J = j_per_flop x FLOP + j_per_byte x analytic bytes + constant_w x seconds over the "
+          "run's measurements with energy from the source, each weighted by 1/J (relative errors); se_* are "
+          "the coefficients' standard errors";
+    }
+    out["host"] = fit;
+    out["host_points"] = samples.size();
+  }
+  for (const auto& [backend, c] : roofs.modelled)
+    if (c.modelled_energy) {
+      json m = fit_json(*c.modelled_energy);
+      m["label"] = c.label;
+      m["method"] = "stated by the device model (modelled, not measured)";
+      out["modelled"][backend] = m;
+    }
+  return out.empty() ? json(nullptr) : out;
+}
+
+}  // namespace flopwatt

@@ -1,0 +1,117 @@
+#include "harness/run/ceilings_store.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace flopwatt {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  fs::path p = fs::temp_directory_path() / ("flopwatt_ceilings_" + std::to_string(::getpid()));
+  TempDir() {
+    fs::remove_all(p);
+    fs::create_directories(p);
+  }
+  ~TempDir() { fs::remove_all(p); }
+};
+
+Ceilings at(int threads, double peak, double dram) {
+  Ceilings c;
+  c.label = "cpu";
+  c.threads = threads;
+  c.peak_flop_per_s["fp32"] = peak;
+  c.memory.push_back({"dram_triad", dram});
+  return c;
+}
+
+StoredPeak stored(std::time_t when) {
+  StoredPeak p;
+  p.host = "box";
+  p.cpu = "Test CPU 9000";
+  p.measured_by = "run peak";
+  p.measured_at = when;
+  p.by_threads = {at(1, 50e9, 10e9), at(2, 100e9, 15e9)};
+  return p;
+}
+
+TEST(CeilingsStore, FileNameIsHostAndCpuWithUnsafeCharactersReplaced) {
+  EXPECT_EQ(peak_file("d", "box", "AMD Ryzen 7 7840U w/ Radeon"), "d/box-AMD_Ryzen_7_7840U_w__Radeon.json");
+  EXPECT_EQ(peak_file("d", "../x", ""), "d/.._x-unknown-cpu.json");
+}
+
+TEST(CeilingsStore, ReusesARecentFileOfThisMachineAndSaysItsAge) {
+  TempDir t;
+  const std::string f = (t.p / "p.json").string();
+  const std::time_t now = 1'800'000'000;
+  std::string why;
+  ASSERT_TRUE(write_stored_peak(f, stored(now - 3600), &why)) << why;
+  const auto r = reuse_stored(f, "box", "Test CPU 9000", 2, now, kPeakMaxAgeS, &why);
+  ASSERT_TRUE(r) << why;
+  EXPECT_EQ(r->from, f);
+  EXPECT_DOUBLE_EQ(*r->age_s, 3600);
+  EXPECT_DOUBLE_EQ(r->ceilings->peak_flop_per_s.at("fp32"), 100e9);
+  EXPECT_DOUBLE_EQ(r->ceilings->dram()->bytes_per_s, 15e9);
+}
+
+TEST(CeilingsStore, RefusesStaleForeignDamagedOrMissingFilesWithTheReason) {
+  TempDir t;
+  const std::string f = (t.p / "p.json").string();
+  const std::time_t now = 1'800'000'000;
+  std::string why;
+  EXPECT_FALSE(reuse_stored(f, "box", "Test CPU 9000", 2, now, kPeakMaxAgeS, &why));
+  EXPECT_NE(why.find("no stored peak"), std::string::npos) << why;
+  ASSERT_TRUE(write_stored_peak(f, stored(now - 8 * 24 * 3600), &why));
+  EXPECT_FALSE(reuse_stored(f, "box", "Test CPU 9000", 2, now, kPeakMaxAgeS, &why));
+  EXPECT_NE(why.find("192 h old"), std::string::npos) << why;
+  ASSERT_TRUE(write_stored_peak(f, stored(now + 60), &why));  // a clock that went back
+  EXPECT_FALSE(reuse_stored(f, "box", "Test CPU 9000", 2, now, kPeakMaxAgeS, &why));
+  ASSERT_TRUE(write_stored_peak(f, stored(now), &why));
+  EXPECT_FALSE(reuse_stored(f, "other", "Test CPU 9000", 2, now, kPeakMaxAgeS, &why));
+  EXPECT_NE(why.find("another machine"), std::string::npos) << why;
+  EXPECT_FALSE(reuse_stored(f, "box", "Test CPU 9001", 2, now, kPeakMaxAgeS, &why));
+  EXPECT_FALSE(reuse_stored(f, "box", "Test CPU 9000", 4, now, kPeakMaxAgeS, &why));
+  EXPECT_NE(why.find("no ceilings for 4 threads"), std::string::npos) << why;
+  std::ofstream(f) << "{\"what\": \"flopwatt machine ceilings\", \"by_threads\": 3}";
+  EXPECT_FALSE(reuse_stored(f, "box", "Test CPU 9000", 2, now, kPeakMaxAgeS, &why));
+  EXPECT_NE(why.find("not a stored peak"), std::string::npos) << why;
+  std::ofstream(f) << "not json";
+  EXPECT_FALSE(reuse_stored(f, "box", "Test CPU 9000", 2, now, kPeakMaxAgeS, &why));
+}
+
+class ModelBackend : public Backend {
+ public:
+  std::string name() const override { return "npu:sim-test"; }
+  Availability availability() const override { return {true, ""}; }
+  bool supports(const GemmDesc&) const override { return true; }
+  void gemm(const GemmDesc&, const void*, const void*, void*) override {}
+  bool simulated() const override { return true; }
+  std::optional<ModelledCeilings> modelled_ceilings() const override {
+    return ModelledCeilings{2e12, 24e9, 0.5e-12, 30e-12, 0.6};
+  }
+};
+
+TEST(CeilingsStore, SimulatedBackendsBringTheirDeviceModelLabelled) {
+  ModelBackend b;
+  nlohmann::json ctx;
+  const RooflineSet s = settle_roofline({&b}, DType::BF16, "/", false, "test", &ctx);
+  EXPECT_FALSE(s.host);
+  ASSERT_EQ(s.modelled.count("npu:sim-test"), 1u);
+  const Ceilings& c = s.modelled.at("npu:sim-test");
+  EXPECT_EQ(c.label, "npu:sim-test (modelled)");
+  EXPECT_DOUBLE_EQ(*c.peak("bf16"), 2e12);
+  EXPECT_DOUBLE_EQ(c.dram()->bytes_per_s, 24e9);
+  ASSERT_TRUE(c.modelled_energy);
+  EXPECT_DOUBLE_EQ(c.modelled_energy->j_per_byte, 30e-12);
+  EXPECT_DOUBLE_EQ(c.modelled_energy->constant_w, 0.6);
+  EXPECT_TRUE(ctx["host"].is_null());
+  EXPECT_EQ(ctx["from"], "not measured (--no-peak)");
+  EXPECT_EQ(ctx["modelled"]["npu:sim-test"]["label"], "npu:sim-test (modelled)");
+}
+
+}  // namespace
+}  // namespace flopwatt

@@ -1,0 +1,258 @@
+#include "harness/run/roofline.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace flopwatt {
+namespace {
+
+TEST(Roofline, MemoryBoundBelowTheRidgeComputeBoundAbove) {
+  // Peak 100 GFLOP/s, 10 GB/s: the ridge is at 10 FLOP/B.
+  const auto low = place_on_roof(1e9, 1e9, 5e9, 100e9, 10e9);  // 1 FLOP/B
+  ASSERT_TRUE(low);
+  EXPECT_DOUBLE_EQ(low->intensity, 1.0);
+  EXPECT_DOUBLE_EQ(low->attainable_flop_per_s, 10e9);
+  EXPECT_DOUBLE_EQ(low->fraction, 0.5);
+  EXPECT_EQ(low->bound, "memory");
+  const auto high = place_on_roof(1e11, 1e9, 80e9, 100e9, 10e9);  // 100 FLOP/B
+  ASSERT_TRUE(high);
+  EXPECT_DOUBLE_EQ(high->attainable_flop_per_s, 100e9);
+  EXPECT_DOUBLE_EQ(high->fraction, 0.8);
+  EXPECT_EQ(high->bound, "compute");
+  const auto ridge = place_on_roof(1e10, 1e9, 1e9, 100e9, 10e9);
+  ASSERT_TRUE(ridge);
+  EXPECT_EQ(ridge->bound, "compute");
+  EXPECT_DOUBLE_EQ(ridge->attainable_flop_per_s, 100e9);
+}
+
+TEST(Roofline, NothingToPlaceWithoutFlopBytesOrCeilings) {
+  EXPECT_FALSE(place_on_roof(0, 1e9, 1e9, 1e11, 1e10));
+  EXPECT_FALSE(place_on_roof(1e9, 0, 1e9, 1e11, 1e10));
+  EXPECT_FALSE(place_on_roof(1e9, 1e9, 1e9, 0, 1e10));
+  EXPECT_FALSE(place_on_roof(1e9, 1e9, 1e9, 1e11, 0));
+  EXPECT_FALSE(place_on_roof(1e9, 1e9, NAN, 1e11, 1e10));
+}
+
+Run peak_run() {
+  Run r;
+  auto add = [&](std::string workload, std::string op, std::string dtype, int threads, double flop_per_s,
+                 std::optional<double> bytes, double median, bool verified) {
+    Measurement m;
+    m.workload = workload;
+    m.op = op;
+    m.dtype = dtype;
+    m.threads = threads;
+    m.flop_per_s = flop_per_s;
+    m.bytes = bytes;
+    m.time_s.median = median;
+    if (workload == "bandwidth") m.verified = verified;
+    r.measurements.push_back(m);
+  };
+  add("peak", "avx2", "fp32", 1, 50e9, {}, 0, true);
+  add("peak", "avx2", "fp32", 2, 90e9, {}, 0, true);
+  add("peak", "avx512f", "fp32", 2, 120e9, {}, 0, true);
+  add("bandwidth", "dram_read", "fp32", 2, 0, 1e9, 0.1, true);    // 10 GB/s
+  add("bandwidth", "dram_triad", "fp32", 2, 0, 1.2e9, 0.1, true); // 12 GB/s
+  add("bandwidth", "dram_copy", "fp32", 2, 0, 9e9, 0.1, false);   // 90 GB/s, but its data was wrong
+  add("bandwidth", "l1_read", "fp32", 2, 0, 1e10, 0.1, true);
+  add("bandwidth", "dram_read", "fp32", 1, 0, 5e8, 0.1, true);
+  Measurement skipped;
+  skipped.workload = "peak";
+  skipped.op = "amx-bf16";
+  skipped.dtype = "bf16";
+  skipped.threads = 2;
+  skipped.flop_per_s = 1e15;
+  skipped.skipped = "no AMX";
+  r.measurements.push_back(skipped);
+  return r;
+}
+
+TEST(Roofline, CeilingsFromAPeakRunTakeTheThreadCountBestPeakAndVerifiedDram) {
+  const auto c = ceilings_from_peak_run(peak_run(), 2);
+  ASSERT_TRUE(c);
+  EXPECT_DOUBLE_EQ(c->peak_flop_per_s.at("fp32"), 120e9);
+  EXPECT_EQ(c->peak_flop_per_s.count("bf16"), 0u);  // the skipped AMX row does not count
+  ASSERT_TRUE(c->dram());
+  EXPECT_EQ(c->dram()->name, "dram_triad");
+  EXPECT_DOUBLE_EQ(c->dram()->bytes_per_s, 12e9);
+  // bf16 falls back to the fp32 peak.
+  EXPECT_DOUBLE_EQ(*c->peak("bf16"), 120e9);
+  const auto one = ceilings_from_peak_run(peak_run(), 1);
+  ASSERT_TRUE(one);
+  EXPECT_DOUBLE_EQ(one->dram()->bytes_per_s, 5e9);
+  EXPECT_FALSE(ceilings_from_peak_run(peak_run(), 4));
+}
+
+TEST(Roofline, CeilingsRoundTripThroughJson) {
+  auto c = *ceilings_from_peak_run(peak_run(), 2);
+  c.modelled_energy = EnergyFit{};
+  c.modelled_energy->j_per_byte = 2e-11;
+  const Ceilings back = ceilings_from_json(to_json(c));
+  EXPECT_EQ(back.peak_flop_per_s, c.peak_flop_per_s);
+  ASSERT_EQ(back.memory.size(), c.memory.size());
+  EXPECT_DOUBLE_EQ(back.dram()->bytes_per_s, 12e9);
+  ASSERT_TRUE(back.modelled_energy);
+  EXPECT_DOUBLE_EQ(back.modelled_energy->j_per_byte, 2e-11);
+}
+
+TEST(Roofline, PlaceMeasurementUsesHostForRealRowsAndTheModelForSimulatedOnes) {
+  RooflineSet roofs;
+  roofs.host = *ceilings_from_peak_run(peak_run(), 2);
+  Ceilings npu;
+  npu.label = "npu:sim-x (modelled)";
+  npu.peak_flop_per_s["bf16"] = 1e12;
+  npu.memory.push_back({"dram_model", 20e9});
+  roofs.modelled["npu:sim-x"] = npu;
+
+  Measurement cpu;
+  cpu.workload = "gpt2";
+  cpu.op = "adamw";
+  cpu.flop = 1e9;
+  cpu.bytes = 1e9;  // 1 FLOP/B: memory roof 12 GFLOP/s
+  cpu.flop_per_s = 6e9;
+  place_measurement(cpu, roofs);
+  ASSERT_TRUE(cpu.fraction_of_roof);
+  EXPECT_DOUBLE_EQ(*cpu.intensity, 1.0);
+  EXPECT_DOUBLE_EQ(*cpu.roof_flop_per_s, 12e9);
+  EXPECT_DOUBLE_EQ(*cpu.fraction_of_roof, 0.5);
+  EXPECT_EQ(*cpu.roof_bound, "memory");
+
+  Measurement sim = cpu;
+  sim = Measurement{};
+  sim.workload = "gemm";
+  sim.backend = "npu:sim-x";
+  sim.dtype = "bf16";
+  sim.simulated = true;
+  sim.flop = 1e12;
+  sim.bytes = 1e9;  // 1000 FLOP/B: compute bound at 1 TFLOP/s
+  sim.flop_per_s = 0.25e12;
+  place_measurement(sim, roofs);
+  EXPECT_DOUBLE_EQ(*sim.roof_flop_per_s, 1e12);
+  EXPECT_DOUBLE_EQ(*sim.fraction_of_roof, 0.25);
+  EXPECT_EQ(*sim.roof_bound, "compute");
+
+  Measurement unknown = sim;
+  unknown.intensity.reset();
+  unknown.roof_flop_per_s.reset();
+  unknown.fraction_of_roof.reset();
+  unknown.backend = "npu:sim-other";
+  place_measurement(unknown, roofs);
+  EXPECT_TRUE(unknown.intensity);  // intensity needs no ceiling
+  EXPECT_FALSE(unknown.fraction_of_roof);
+
+  Measurement step = sim;
+  step = Measurement{};
+  step.workload = "gpt2";
+  step.op = "step";
+  step.backend = "npu:sim-x";
+  step.simulated = true;
+  step.flop = 1e9;
+  step.bytes = 1e8;
+  step.flop_per_s = 1e9;
+  place_measurement(step, roofs);
+  EXPECT_FALSE(step.intensity);
+
+  Measurement skipped = cpu;
+  skipped = Measurement{};
+  skipped.flop = 1e9;
+  skipped.bytes = 1e9;
+  skipped.skipped = "backend unavailable";
+  place_measurement(skipped, roofs);
+  EXPECT_FALSE(skipped.intensity);
+}
+
+TEST(EnergyFit, RecoversKnownCoefficientsFromSyntheticMeasurements) {
+  // A machine with 20 pJ/FLOP, 300 pJ/B and 6 W constant; 40 ops of random
+  // intensity and rate with 1% multiplicative noise on the energy.
+  const double jf = 20e-12, jb = 300e-12, w = 6.0;
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> logi(-1, 2.5), rate(1e9, 60e9), size(1e8, 1e11);
+  std::normal_distribution<double> noise(0, 0.01);
+  std::vector<EnergySample> s;
+  for (int i = 0; i < 40; ++i) {
+    const double flop = size(rng), intensity = std::pow(10.0, logi(rng)), t = flop / rate(rng);
+    const double bytes = flop / intensity;
+    s.push_back({flop, bytes, t, (jf * flop + jb * bytes + w * t) * (1 + noise(rng))});
+  }
+  const auto f = fit_energy(s);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->points, 40);
+  EXPECT_NEAR(f->j_per_flop, jf, 0.05 * jf);
+  EXPECT_NEAR(f->j_per_byte, jb, 0.05 * jb);
+  EXPECT_NEAR(f->constant_w, w, 0.05 * w);
+  EXPECT_NEAR(f->rms_relative_error, 0.01, 0.005);
+  // The stated errors cover the truth: within 4 standard errors each.
+  EXPECT_LT(std::fabs(f->j_per_flop - jf), 4 * f->se_j_per_flop);
+  EXPECT_LT(std::fabs(f->j_per_byte - jb), 4 * f->se_j_per_byte);
+  EXPECT_LT(std::fabs(f->constant_w - w), 4 * f->se_constant_w);
+  EXPECT_GT(f->se_j_per_flop, 0);
+}
+
+TEST(EnergyFit, ExactDataFitsExactlyAndDegenerateDataIsRefused) {
+  std::vector<EnergySample> s = {{1e9, 1e8, 0.1, 0}, {1e10, 1e8, 0.5, 0}, {1e9, 1e9, 0.2, 0}, {5e9, 2e9, 0.05, 0}};
+  for (auto& x : s) x.joules = 1e-11 * x.flop + 1e-10 * x.bytes + 2 * x.seconds;
+  const auto f = fit_energy(s);
+  ASSERT_TRUE(f);
+  EXPECT_NEAR(f->j_per_flop, 1e-11, 1e-17);
+  EXPECT_NEAR(f->j_per_byte, 1e-10, 1e-16);
+  EXPECT_NEAR(f->constant_w, 2, 1e-6);
+  EXPECT_LT(f->rms_relative_error, 1e-9);
+
+  EXPECT_FALSE(fit_energy({s[0], s[1], s[2]}));  // three points, three unknowns: no error estimate
+  // Every op the same shape and rate: FLOP, bytes and time are proportional.
+  std::vector<EnergySample> same(6, EnergySample{1e9, 1e8, 0.1, 3.0});
+  for (std::size_t i = 0; i < same.size(); ++i) {
+    const double k = 1.0 + double(i);
+    same[i] = {1e9 * k, 1e8 * k, 0.1 * k, 3.0 * k};
+  }
+  EXPECT_FALSE(fit_energy(same));
+  // NaN or non-positive energies are left out, not fitted.
+  auto with_nan = s;
+  with_nan.push_back({1e9, 1e9, 1, NAN});
+  with_nan.push_back({1e9, 1e9, 1, -1});
+  EXPECT_EQ(fit_energy(with_nan)->points, 4);
+}
+
+TEST(EnergyFit, EnergyRoofFallsWithLowIntensityAndLowRate) {
+  EnergyFit f;
+  f.j_per_flop = 10e-12;
+  f.j_per_byte = 100e-12;
+  f.constant_w = 5.0;
+  const double high = energy_roof_flop_per_j(f, 1000, 100e9);
+  const double low = energy_roof_flop_per_j(f, 0.5, 100e9);
+  EXPECT_NEAR(high, 1.0 / (10e-12 + 0.1e-12 + 5.0 / 100e9), 1);
+  EXPECT_LT(low, high);
+  EXPECT_LT(energy_roof_flop_per_j(f, 1000, 1e9), high);
+}
+
+TEST(EnergyFit, RunJsonNamesSourceAndMethodAndSkipsStepsAndLowConfidence) {
+  flopwatt::Run run;
+  auto add = [&](double flop, double bytes, double t, double j, const char* confidence, const char* op) {
+    Measurement m;
+    m.workload = "gpt2";
+    m.op = op;
+    m.flop = flop;
+    m.bytes = bytes;
+    m.reps = 1;
+    m.time_s.total = t;
+    m.energy["rapl"].j = j;
+    m.energy["rapl"].confidence = confidence;
+    run.measurements.push_back(m);
+  };
+  const double jf = 1e-11, jb = 1e-10, w = 2;
+  const double pts[][3] = {{1e9, 1e8, 0.1}, {1e10, 1e8, 0.5}, {1e9, 1e9, 0.2}, {5e9, 2e9, 0.05}, {3e9, 1e7, 0.3}};
+  for (const auto& p : pts) add(p[0], p[1], p[2], jf * p[0] + jb * p[1] + w * p[2], "ok", "matmul");
+  add(1e9, 1e9, 1, 1000, "low", "attn");   // would spoil the fit
+  add(1e12, 1e9, 1, 1000, "ok", "step");   // double-counts the ops
+  const auto j = energy_roofline_json(run, std::string("rapl"), {});
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["host_points"], 5);
+  EXPECT_EQ(j["host"]["source"], "rapl");
+  EXPECT_NEAR(j["host"]["constant_w"].get<double>(), 2, 1e-6);
+  EXPECT_TRUE(energy_roofline_json(run, std::nullopt, {}).is_null());
+}
+
+}  // namespace
+}  // namespace flopwatt
