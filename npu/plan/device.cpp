@@ -84,7 +84,7 @@ std::string self_exe_dir() {
 
 }  // namespace
 
-static DeviceDesc read_device_file(const std::string& path, const std::string& variant) {
+json read_device_json(const std::string& path, const std::string& schema) {
   std::ifstream in(path);
   if (!in) throw InputError(path, "cannot open device file", "check the path or set FLOPWATT_NPU_DEVICES");
   json j;
@@ -95,8 +95,13 @@ static DeviceDesc read_device_file(const std::string& path, const std::string& v
   }
   if (!j.is_object()) throw InputError(path, "top level is not an object");
   // json::value() throws a type_error for a non-string "schema": compare only a string.
-  if (const auto sc = j.find("schema"); sc == j.end() || !sc->is_string() || sc->get<std::string>() != kSchema)
-    throw InputError(path + ": schema", "expected \"" + std::string(kSchema) + "\"");
+  if (const auto sc = j.find("schema"); sc == j.end() || !sc->is_string() || sc->get<std::string>() != schema)
+    throw InputError(path + ": schema", "expected \"" + schema + "\"");
+  return j;
+}
+
+static DeviceDesc read_device_file(const std::string& path, const std::string& variant) {
+  json j = read_device_json(path, kSchema);
   DeviceDesc d;
   d.file = path;
   auto str = [&](const char* k) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace flopwatt::npu {
 
 // Where one parameter's value came from, for reports and `npu plan`.
@@ -78,6 +80,11 @@ struct DeviceDesc {
 // not empty (its name becomes "<name>-<variant>"); throws InputError naming
 // the file and the field.
 DeviceDesc load_device_file(const std::string& path, const std::string& variant = {});
+
+// Opens and parses a device file and checks its "schema" string; throws
+// InputError naming the file for each failure (shared by the XDNA and the
+// systolic device files, whose fields differ).
+nlohmann::json read_device_json(const std::string& path, const std::string& schema);
 
 // The directories searched for device files, in order: $FLOPWATT_NPU_DEVICES,
 // the source tree's npu/sim/devices (compile-time path), and the install

@@ -95,17 +95,7 @@ std::vector<std::string> systolic_dirs() {
 }  // namespace
 
 ScratchpadNpu load_systolic_npu_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "cannot open device file", "check the path or set FLOPWATT_NPU_DEVICES");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::exception& e) {
-    throw InputError(path, std::string("malformed JSON: ") + e.what(), "fix the file's syntax");
-  }
-  if (!j.is_object()) throw InputError(path, "top level is not an object");
-  if (const auto sc = j.find("schema"); sc == j.end() || !sc->is_string() || sc->get<std::string>() != kSystolicSchema)
-    throw InputError(path + ": schema", "expected \"" + std::string(kSystolicSchema) + "\"");
+  json j = read_device_json(path, kSystolicSchema);
   auto str = [&](const char* k) {
     if (!j.contains(k) || !j[k].is_string() || j[k].get<std::string>().empty())
       throw InputError(path + ": " + k, "missing or not a string");
