@@ -129,18 +129,19 @@ Registered GemmBenchmarks::register_all(const GemmBenchOptions& o) {
       Impl::Case* cp = c.get();
       const std::string name = "gemm/" + b->name() + "/" + s.op;
       auto* bm = benchmark::RegisterBenchmark(name.c_str(), [cp](benchmark::State& st) { cp->impl->run(*cp, st); });
-      bm->Unit(benchmark::kMicrosecond);
-      if (b->simulated()) {
-        // Modelled times are deterministic, and simulating is slow on the host.
-        bm->UseManualTime()->Iterations(3);
-      } else {
-        bm->UseRealTime();  // OpenMP threads do the work; the calling thread's CPU time is not the GEMM's time
-      }
+      time_as_backend(bm, *b, benchmark::kMicrosecond, 3);
       impl_->cases.push_back(std::move(c));
       ++r.count;
     }
   }
   return r;
+}
+
+void time_as_backend(benchmark::internal::Benchmark* bm, const Backend& b, benchmark::TimeUnit unit,
+                     int simulated_iterations) {
+  bm->Unit(unit);
+  if (b.simulated()) bm->UseManualTime()->Iterations(simulated_iterations);
+  else bm->UseRealTime();
 }
 
 }  // namespace flopwatt::gbench

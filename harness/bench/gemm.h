@@ -21,6 +21,13 @@ struct Registered {
   std::vector<std::string> skipped;  // "backend: why", for the context
 };
 
+// How a benchmark on backend b is timed, for every registration: a simulated
+// backend's modelled time (deterministic, and simulating is slow on the host,
+// so `simulated_iterations` iterations); otherwise real time, since OpenMP
+// threads do the work and the calling thread's CPU time is not the work's.
+void time_as_backend(benchmark::internal::Benchmark* bm, const Backend& b, benchmark::TimeUnit unit,
+                     int simulated_iterations);
+
 class GemmBenchmarks {
  public:
   GemmBenchmarks(EnergyMeter* meter, EnergyOptions eo);

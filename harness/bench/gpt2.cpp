@@ -129,9 +129,7 @@ Registered Gpt2Benchmarks::register_all(const Gpt2BenchOptions& o) {
       Impl::Case* cp = c.get();
       const std::string name = "gpt2/" + p + "/" + b->name() + "/step";
       auto* bm = benchmark::RegisterBenchmark(name.c_str(), [cp](benchmark::State& st) { cp->impl->run(*cp, st); });
-      bm->Unit(benchmark::kMillisecond);
-      if (b->simulated()) bm->UseManualTime()->Iterations(2);
-      else bm->UseRealTime();
+      time_as_backend(bm, *b, benchmark::kMillisecond, 2);
       impl_->cases.push_back(std::move(c));
       ++r.count;
     }

@@ -146,9 +146,7 @@ Registered GradOrderBenchmarks::register_all(const GradOrderBenchOptions& o) {
         Impl::Case* cp = c.get();
         const std::string name = "gradorder/" + b->name() + "/" + s.layer + "/" + gpt2::to_string(order);
         auto* bm = benchmark::RegisterBenchmark(name.c_str(), [cp](benchmark::State& st) { cp->impl->run(*cp, st); });
-        bm->Unit(benchmark::kMillisecond);
-        if (b->simulated()) bm->UseManualTime()->Iterations(2);
-        else bm->UseRealTime();
+        time_as_backend(bm, *b, benchmark::kMillisecond, 2);
         impl_->cases.push_back(std::move(c));
         ++r.count;
       }
