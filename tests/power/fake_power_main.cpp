@@ -8,6 +8,14 @@
 // so the reset looks like a wrap to a reader that does not bound the power).
 // Each ZONE's energy_uj is replaced atomically (write + rename) and wraps at its
 // max_energy_range_uj. Exits after SECONDS.
+//
+// Real counters are advanced by the hardware whatever the CPUs are doing, so a
+// reader's window sees the energy of its own time span. A writer that the
+// scheduler delays leaves stale values exactly while the measured code runs and
+// catches up in the gaps, moving energy between windows. The writer therefore
+// asks for a real-time priority (SCHED_FIFO, root or CAP_SYS_NICE) and says so
+// on stderr when it cannot have it.
+#include <sched.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -50,6 +58,10 @@ int main(int argc, char** argv) {
     z.modulus = std::uint64_t(read_int(join_path(dir, "max_energy_range_uj")).value_or(262143328850)) + 1;
     zones.push_back(z);
   }
+  sched_param prio{};
+  prio.sched_priority = sched_get_priority_min(SCHED_FIFO) + 1;
+  if (sched_setscheduler(0, SCHED_FIFO, &prio) != 0)
+    std::perror("flopwatt_fake_power: no real-time priority; counters lag when the CPUs are busy");
   const std::int64_t t0 = monotonic_ns();
   const std::int64_t end = t0 + std::int64_t(std::atof(argv[2]) * 1e9);
   while (monotonic_ns() < end) {

@@ -3,6 +3,7 @@
 // short run on the PyTorch fixture reproduces its first loss, writes the
 // per-step and per-op measurements, and saves a loadable checkpoint.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,7 +47,22 @@ class RunGpt2Cli : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override {
+    // A background writer still running would recreate files under dir_. Once
+    // killed it may linger as a zombie of an init that does not reap, so wait
+    // for "gone or Z", bounded.
+    if (const std::string pid = slurp(path("writer.pid")); !pid.empty()) {
+      const int p = std::atoi(pid.c_str());
+      if (p > 1) ::kill(p, SIGKILL);  // never 0 or -1: those signal whole groups
+      for (int i = 0; p > 1 && i < 300; ++i) {
+        const std::string st = slurp("/proc/" + std::to_string(p) + "/stat");
+        const auto close = st.rfind(')');
+        if (st.empty() || close == std::string::npos || st.compare(close + 2, 1, "Z") == 0) break;
+        ::usleep(10000);
+      }
+    }
+    fs::remove_all(dir_);
+  }
   std::string path(const std::string& n) const { return (dir_ / n).string(); }
 
   Result run(const std::string& args, bool no_power = true) {
@@ -252,7 +268,7 @@ TEST_F(RunGpt2Cli, PerOpEnergiesAddUpToTheStepEnergy) {
   // A powercap tree whose package counter advances at a constant 15 W.
   fs::copy(std::string(FLOPWATT_TEST_FIXTURES) + "/power/laptop", path("fx"), fs::copy_options::recursive);
   const std::string fake = std::string(FLOPWATT_FAKE_POWER) + " " + path("fx") +
-                           " 12 intel-rapl:0=15 intel-rapl:0:0=9 >/dev/null 2>&1 &";
+                           " 12 intel-rapl:0=15 intel-rapl:0:0=9 >/dev/null 2>&1 & echo $! >" + path("writer.pid");
   ASSERT_EQ(std::system(fake.c_str()), 0);
   // Start measuring once the writer runs: its first write changes the counter.
   const std::string counter = path("fx") + "/sys/class/powercap/intel-rapl:0/energy_uj";
