@@ -1,6 +1,7 @@
 // `flopwatt run gemm`: GEMM microbenchmarks on the chosen backends.
 #include "harness/cli/commands.h"
 #include "harness/cli/gemm_suite.h"
+#include "harness/run/counters.h"
 
 namespace flopwatt {
 
@@ -29,8 +30,7 @@ void register_run_gemm(CLI::App& run, CliState& st) {
   cmd->add_option("--dtype", a->dtype, "fp32 | bf16 (bf16 inputs, fp32 accumulation and output)");
   cmd->add_flag("--no-peak", a->no_peak, "Skip this machine's ceilings (stored by `run peak`, else measured short): no fraction of peak or roof");
   cmd->add_option("--counters", a->counters,
-                  "Hardware counters per measurement: default (cycles, instructions, LLC misses) | none | "
-                  "libpfm4 event strings E[,E..]");
+                  kCountersHelp);
   add_run_common_options(cmd, a->common);
   cmd->callback([cmd, a, &st] { st.exit_code = run_gemm(cmd, *a); });
 }

@@ -105,8 +105,7 @@ void register_run_gpt2(CLI::App& run, CliState& st) {
   cmd->add_option("--save", a->save, "Write the trained parameters as an llm.c checkpoint");
   cmd->add_option("--seed", a->gpt2.seed, "Seed of the random init and random tokens (default 1337)");
   cmd->add_option("--counters", a->counters,
-                  "Hardware counters per op: default (cycles, instructions, LLC misses) | none | libpfm4 event "
-                  "strings E[,E..]");
+                  kCountersHelp);
   cmd->add_flag("--no-peak", a->no_peak,
                 "Skip this machine's ceilings (stored by `run peak`, else measured short): no intensity roof");
   cmd->add_flag("--per-layer", a->gpt2.per_layer, "Also report every op of every layer");

@@ -29,7 +29,8 @@ nlohmann::json RunCounters::status_json() const {
     a.push_back({{"event", s.event},
                  {"available", s.available},
                  {"reason", s.available ? nlohmann::json(nullptr) : nlohmann::json(s.reason)},
-                 {"fix", s.available ? nlohmann::json(nullptr) : nlohmann::json(s.fix)}});
+                 {"fix", s.available ? nlohmann::json(nullptr) : nlohmann::json(s.fix)},
+                 {"how", s.how.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.how)}});
   return a;
 }
 

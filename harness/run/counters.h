@@ -14,6 +14,12 @@
 
 namespace flopwatt {
 
+// `--counters`' help, one text for every command that takes it.
+inline constexpr const char* kCountersHelp =
+    "Hardware counters per measurement window: default (cycles, instructions, LLC misses, DRAM read/write bytes "
+    "from the memory controllers' uncore PMU, system-wide) | none | E[,E..] with libpfm4 event strings, perf-style "
+    "sysfs events PMU/EVENT/, dram_read_bytes, dram_write_bytes";
+
 class RunCounters {
  public:
   // Parses the spec (InputError naming `flag` for a bad list) and opens each

@@ -9,68 +9,13 @@
 #include <fstream>
 #include <map>
 
+#include "tests/cpu/fake_perf.h"
 #include "workloads/error.h"
 
 namespace flopwatt::cpu {
 namespace {
 
 namespace fs = std::filesystem;
-
-// perf_event_open(2) as its manual page describes it, on a simulated clock:
-//  - an event opened with attr.disabled counts nothing until ENABLE;
-//  - while enabled, time_enabled advances; time_running advances only while
-//    the event is on the PMU (multiplexing: `share` of the time), and so does
-//    the count ("Reading results");
-//  - PERF_EVENT_IOC_RESET zeroes the count only: "there is no way to reset the
-//    multiplexing time_enabled or time_running values";
-//  - refusals: ENOENT for an event type the CPU does not support, EACCES when
-//    perf_event_paranoid forbids it (ERRORS).
-class FakePerf final : public CounterAccess {
- public:
-  struct Event {
-    double rate = 0;     // counts per ns while on the PMU
-    double share = 1.0;  // fraction of enabled time on the PMU
-    bool enabled = false;
-    double value = 0, enabled_ns = 0, running_ns = 0;
-  };
-  int refuse_errno = 0;
-  std::map<std::uint64_t, double> rate_by_config{{0, 3.0}, {1, 5.0}, {3, 0.25}};
-  double share = 1.0;
-  std::map<int, Event> fds;
-
-  int open(const EventEncoding& e, int* err) override {
-    if (refuse_errno) {
-      *err = refuse_errno;
-      return -1;
-    }
-    const int fd = 10 + int(fds.size());
-    fds[fd] = Event{rate_by_config.count(e.config) ? rate_by_config[e.config] : 1.0, share};
-    return fd;
-  }
-  bool reset_and_enable(int fd) override {
-    fds.at(fd).value = 0;
-    fds.at(fd).enabled = true;
-    return true;
-  }
-  bool disable(int fd) override {
-    fds.at(fd).enabled = false;
-    return true;
-  }
-  bool read(int fd, CounterReading& r) override {
-    const Event& e = fds.at(fd);
-    r = {std::uint64_t(e.value), std::uint64_t(e.enabled_ns), std::uint64_t(e.running_ns)};
-    return true;
-  }
-  void close(int fd) override { fds.erase(fd); }
-  void advance(double ns) {
-    for (auto& [fd, e] : fds)
-      if (e.enabled) {
-        e.enabled_ns += ns;
-        e.running_ns += ns * e.share;
-        e.value += e.rate * ns * e.share;
-      }
-  }
-};
 
 fs::path root_with(bool cpu_pmu, const std::string& paranoid) {
   const fs::path root = fs::temp_directory_path() / ("flopwatt_perfctr_" + std::to_string(::getpid()));
@@ -93,8 +38,11 @@ bool have_libpfm() { return encode_event("perf::PERF_COUNT_HW_CPU_CYCLES").ok; }
 TEST(PerfCounters, ParsesTheCountersFlag) {
   EXPECT_EQ(parse_counter_list("none").size(), 0u);
   const auto d = parse_counter_list("default");
-  ASSERT_EQ(d.size(), 3u);
+  ASSERT_EQ(d.size(), 5u);
   EXPECT_EQ(d[0], "perf::PERF_COUNT_HW_CPU_CYCLES");
+  EXPECT_EQ(d[3], kDramReadBytes);
+  EXPECT_EQ(d[4], kDramWriteBytes);
+  EXPECT_EQ(parse_counter_list("uncore_imc_0/cas_count_read/,dram_read_bytes").size(), 2u);
   EXPECT_EQ(parse_counter_list("a,b:c").size(), 2u);
   EXPECT_THROW(parse_counter_list("a,,b"), InputError);
   EXPECT_THROW(parse_counter_list("a,"), InputError);
@@ -121,11 +69,14 @@ TEST(PerfCounters, CountsAWindowThroughTheFake) {
   set.begin();
   fake.advance(1e6);
   const auto w = set.end();
-  ASSERT_EQ(w.size(), 3u);
+  ASSERT_EQ(w.size(), 5u);
   EXPECT_DOUBLE_EQ(*w[0].value, 3e6);
   EXPECT_DOUBLE_EQ(*w[1].value, 5e6);
   EXPECT_DOUBLE_EQ(*w[2].value, 0.25e6);
   EXPECT_DOUBLE_EQ(w[0].running_fraction, 1.0);
+  // A machine with a core PMU but no memory-controller PMU: DRAM bytes say so.
+  EXPECT_FALSE(w[3].value.has_value());
+  EXPECT_NE(set.status()[3].reason.find("no memory-controller PMU"), std::string::npos) << set.status()[3].reason;
   fs::remove_all(root);
 }
 
@@ -160,7 +111,9 @@ TEST(PerfCounters, WithoutACpuPmuEveryCounterSaysWhy) {
   EXPECT_FALSE(set.any_available());
   for (const auto& st : set.status()) {
     EXPECT_FALSE(st.available);
-    EXPECT_NE(st.reason.find("no CPU PMU is exposed"), std::string::npos) << st.reason;
+    const bool dram = st.event == kDramReadBytes || st.event == kDramWriteBytes;
+    EXPECT_NE(st.reason.find(dram ? "no memory-controller PMU" : "no CPU PMU is exposed"), std::string::npos)
+        << st.reason;
     EXPECT_FALSE(st.fix.empty());
   }
   set.begin();
