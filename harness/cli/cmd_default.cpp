@@ -31,6 +31,8 @@ int run_default(CLI::App* cmd, DefaultArgs& a) {
     throw InputError("--gpt2-steps " + std::to_string(a.gpt2_steps), "must be >= 0",
                      "pass a step count, or 0 to skip the GPT-2 run");
   const gpt2::Config cfg = gpt2::preset(a.gpt2_model, "--gpt2-model");
+  // Planned before the GPT-2 runner so its ops are counted with the GEMMs' counters.
+  GemmPlan p = plan_gemm(a.gemm, true);
   std::optional<Gpt2Runner> gpt2;
   if (a.gpt2_steps > 0) {
     Gpt2Options o;
@@ -40,9 +42,9 @@ int run_default(CLI::App* cmd, DefaultArgs& a) {
     o.steps = a.gpt2_steps;
     o.warmup = a.gpt2_steps > 1 ? 1 : 0;  // a single step is all there is to measure
     o.dtype = DType::F32;
+    o.counters = p.counters.get();
     gpt2.emplace(o, cfg);
   }
-  GemmPlan p = plan_gemm(a.gemm, true);
   nlohmann::json extra = {{"command", "run default"}};
   extra.update(p.context);
   std::vector<const Backend*> backends = const_raw(p.backends);
@@ -78,6 +80,7 @@ void register_run_default(CLI::App& run, CliState& st) {
   cmd->add_option("--backend", a->gemm.backends,
                   "GEMM backends: B[,B..], 'available' or 'all' (default available; the GPT-2 run uses the "
                   "default GEMM backend)");
+  cmd->add_option("--counters", a->gemm.counters, kCountersHelp);
   add_run_common_options(cmd, a->gemm.common);
   cmd->callback([cmd, a, &st] { st.exit_code = run_default(cmd, *a); });
 }

@@ -41,6 +41,10 @@ inline constexpr Metric kIntensity{"intensity_flop_per_byte", "FLOP/B", "FLOP/B"
 inline constexpr Metric kRoof{"roof_flop_per_s", "FLOP/s", "roof"};
 inline constexpr Metric kFractionOfRoof{"fraction_of_roof", "", "%roof"};
 inline constexpr Metric kRoofBound{"roof_bound", "", "bound"};
+// DRAM bytes per repetition counted by the memory controllers (system-wide),
+// and which bytes the intensity is over: "measured" or "analytic".
+inline constexpr Metric kDramBytesMeasured{"dram_bytes_measured", "B", "DRAM B"};
+inline constexpr Metric kIntensityBasis{"intensity_basis", "", "basis"};
 inline constexpr Metric kVerifyRelErr{"verify_rel_err", "", "rel err"};
 inline constexpr Metric kLoss{"loss", "", "loss"};
 inline constexpr Metric kCopyIn{"breakdown/copy_in_s", "s", "copy in"};
@@ -68,7 +72,8 @@ inline constexpr const Metric* kTimeColumns[] = {&metric::kTimeMedian, &metric::
                                                  &metric::kTimeCi95Lo, &metric::kTimeCi95Hi, &metric::kTimeTotal};
 // The roofline columns, after fraction_of_peak.
 inline constexpr const Metric* kRoofColumns[] = {&metric::kIntensity, &metric::kRoof, &metric::kFractionOfRoof,
-                                                 &metric::kRoofBound};
+                                                 &metric::kRoofBound, &metric::kDramBytesMeasured,
+                                                 &metric::kIntensityBasis};
 inline constexpr const Metric* kBreakdownColumns[] = {&metric::kCopyIn, &metric::kCompute, &metric::kCopyOut,
                                                       &metric::kSubmit, &metric::kReconfigure};
 inline constexpr const Metric* kEnergyColumns[] = {&metric::kEnergyJ, &metric::kAvgPowerW, &metric::kNetJ,

@@ -97,6 +97,8 @@ json to_json(const Measurement& m) {
       {std::string(metric::kRoof.name), json_or_null(m.roof_flop_per_s)},
       {std::string(metric::kFractionOfRoof.name), json_or_null(m.fraction_of_roof)},
       {std::string(metric::kRoofBound.name), json_or_null(m.roof_bound)},
+      {std::string(metric::kDramBytesMeasured.name), json_or_null(m.dram_bytes_measured)},
+      {std::string(metric::kIntensityBasis.name), json_or_null(m.intensity_basis)},
       {"verified", json_or_null(m.verified)},
       {"verify_rel_err", json_or_null(m.verify_rel_err)},
       {"loss", json_or_null(m.loss)},
@@ -199,6 +201,8 @@ Measurement measurement_from_json(const json& j) {
   m.roof_flop_per_s = json_optional<double>(j, std::string(metric::kRoof.name).c_str());
   m.fraction_of_roof = json_optional<double>(j, std::string(metric::kFractionOfRoof.name).c_str());
   m.roof_bound = json_optional<std::string>(j, std::string(metric::kRoofBound.name).c_str());
+  m.dram_bytes_measured = json_optional<double>(j, metric::kDramBytesMeasured.name.data());
+  m.intensity_basis = json_optional<std::string>(j, metric::kIntensityBasis.name.data());
   if (j.contains("counters") && j["counters"].is_object())
     for (const auto& [event, v] : j["counters"].items())
       m.counters[event] = v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt;

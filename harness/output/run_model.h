@@ -64,6 +64,11 @@ struct Measurement {
   std::optional<double> roof_flop_per_s;
   std::optional<double> fraction_of_roof;
   std::optional<std::string> roof_bound;
+  // Per repetition, from the dram_read_bytes + dram_write_bytes counters; when
+  // present the intensity and roof are over these bytes (intensity_basis
+  // "measured"), else over the analytic ones ("analytic").
+  std::optional<double> dram_bytes_measured;
+  std::optional<std::string> intensity_basis;
   // Hardware counters over the measurement's window, by libpfm4 event string,
   // summed over its repetitions; null where the event could not be counted.
   std::map<std::string, std::optional<double>> counters;

@@ -1,5 +1,7 @@
 #include "harness/run/counters.h"
 
+#include <algorithm>
+
 #include "harness/output/text.h"
 
 namespace flopwatt {
@@ -42,9 +44,12 @@ std::string RunCounters::summary() const {
     (s.available ? on : off).push_back(s.event);
     if (!s.available && reason.empty()) reason = s.reason + "; fix: " + s.fix;
   }
-  if (off.empty()) return "counters: " + join(on, ", ");
+  const bool dram = std::find(on.begin(), on.end(), cpu::kDramReadBytes) != on.end() &&
+                    std::find(on.begin(), on.end(), cpu::kDramWriteBytes) != on.end();
+  const std::string note = dram ? "; FLOP/B marked * is over the DRAM bytes counted (system-wide)" : "";
+  if (off.empty()) return "counters: " + join(on, ", ") + note;
   if (on.empty()) return "counters: unavailable: " + reason;
-  return "counters: " + join(on, ", ") + " (not " + join(off, ", ") + ": " + reason + ")";
+  return "counters: " + join(on, ", ") + " (not " + join(off, ", ") + ": " + reason + ")" + note;
 }
 
 }  // namespace flopwatt

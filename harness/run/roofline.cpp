@@ -4,6 +4,9 @@
 #include <array>
 #include <cmath>
 
+#include <fmt/format.h>
+
+#include "cpu/perf_counters.h"
 #include "harness/output/text.h"
 
 namespace flopwatt {
@@ -102,6 +105,15 @@ Ceilings ceilings_from_json(const json& j) {
   return c;
 }
 
+std::optional<double> measured_dram_bytes(const Measurement& m) {
+  if (m.simulated || m.reps <= 0) return std::nullopt;
+  const auto rd = m.counters.find(cpu::kDramReadBytes), wr = m.counters.find(cpu::kDramWriteBytes);
+  if (rd == m.counters.end() || wr == m.counters.end() || !rd->second || !wr->second) return std::nullopt;
+  const double total = (*rd->second + *wr->second) / m.reps;
+  if (!(total > 0) || !std::isfinite(total)) return std::nullopt;
+  return total;
+}
+
 void place_measurement(Measurement& m, const RooflineSet& roofs) {
   if (m.skipped || m.workload == "peak" || m.workload == "bandwidth" || !m.bytes) return;
   const Ceilings* c = nullptr;
@@ -112,12 +124,21 @@ void place_measurement(Measurement& m, const RooflineSet& roofs) {
   } else if (roofs.host) {
     c = &*roofs.host;
   }
-  if (*m.bytes > 0 && m.flop > 0) m.intensity = m.flop / *m.bytes;
+  // Counted DRAM bytes replace the analytic ones: caches that hold an operand,
+  // or re-reads the analytic count ignores, are what a roofline is meant to show.
+  double bytes = *m.bytes;
+  m.intensity_basis = "analytic";
+  if (const auto measured = measured_dram_bytes(m)) {
+    m.dram_bytes_measured = *measured;
+    bytes = *measured;
+    m.intensity_basis = "measured";
+  }
+  if (bytes > 0 && m.flop > 0) m.intensity = m.flop / bytes;
   if (!c) return;
   const auto peak = c->peak(m.dtype);
   const auto dram = c->dram();
   if (!peak || !dram) return;
-  if (const auto p = place_on_roof(m.flop, *m.bytes, m.flop_per_s, *peak, dram->bytes_per_s)) {
+  if (const auto p = place_on_roof(m.flop, bytes, m.flop_per_s, *peak, dram->bytes_per_s)) {
     m.roof_flop_per_s = p->attainable_flop_per_s;
     m.fraction_of_roof = p->fraction;
     m.roof_bound = p->bound;
@@ -198,20 +219,25 @@ json energy_roofline_json(const Run& run, const std::optional<std::string>& sour
   if (source) {
     // The GPT-2 step rows repeat the ops' energy; GEMM rows and per-op rows are independent windows.
     std::vector<EnergySample> samples;
+    std::size_t measured = 0;
     for (const auto& m : run.measurements) {
       if (m.skipped || m.simulated || !m.bytes || m.op == "step" || m.layer) continue;
       auto it = m.energy.find(*source);
       if (it == m.energy.end() || it->second.confidence != "ok") continue;
-      samples.push_back({m.flop * m.reps, *m.bytes * m.reps, m.time_s.total, it->second.j});
+      samples.push_back({m.flop * m.reps, m.dram_bytes_measured.value_or(*m.bytes) * m.reps, m.time_s.total,
+                         it->second.j});
+      measured += m.dram_bytes_measured.has_value();
     }
     json fit = nullptr;
     if (const auto f = fit_energy(samples)) {
       fit = fit_json(*f);
       fit["source"] = *source;
-      fit["method"] =
-          "least squares of J = j_per_flop x FLOP + j_per_byte x analytic bytes + constant_w x seconds over the "
+      fit["method"] = fmt::format(
+          "least squares of J = j_per_flop x FLOP + j_per_byte x DRAM bytes + constant_w x seconds over the "
           "run's measurements with energy from the source, each weighted by 1/J (relative errors); se_* are "
-          "the coefficients' standard errors";
+          "the coefficients' standard errors; bytes counted by the memory controllers for {} of {} points, "
+          "analytic for the rest",
+          measured, samples.size());
     }
     out["host"] = fit;
     out["host_points"] = samples.size();

@@ -73,6 +73,10 @@ struct RooflineSet {
   std::optional<Ceilings> host;
   std::map<std::string, Ceilings> modelled;  // by backend name
 };
+// DRAM bytes per repetition from the measurement's dram_read_bytes and
+// dram_write_bytes counters; nullopt unless both were counted (and above 0),
+// or for a simulated row (the host's memory controllers did not serve it).
+std::optional<double> measured_dram_bytes(const Measurement& m);
 // Sets intensity, roof, fraction_of_roof and roof_bound on a measurement that
 // has FLOPs, bytes and a rate; leaves skipped, peak and bandwidth rows and a
 // simulated GPT-2 step (CPU ops and modelled GEMMs mixed, no single roof) alone.

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <random>
 
+#include "cpu/perf_counters.h"
+
 namespace flopwatt {
 namespace {
 
@@ -161,6 +163,47 @@ TEST(Roofline, PlaceMeasurementUsesHostForRealRowsAndTheModelForSimulatedOnes) {
   skipped.skipped = "backend unavailable";
   place_measurement(skipped, roofs);
   EXPECT_FALSE(skipped.intensity);
+}
+
+// Counted DRAM bytes (per window, over all repetitions) replace the analytic
+// bytes: 3 reps moving 6 GB counted is 2 GB per rep, 0.5 FLOP/B.
+TEST(Roofline, MeasuredDramBytesReplaceTheAnalyticOnes) {
+  RooflineSet roofs;
+  roofs.host = *ceilings_from_peak_run(peak_run(), 2);
+  Measurement m;
+  m.workload = "gemm";
+  m.op = "gemm";
+  m.reps = 3;
+  m.flop = 1e9;
+  m.bytes = 1e9;
+  m.flop_per_s = 3e9;
+  m.counters[cpu::kDramReadBytes] = 4.5e9;
+  m.counters[cpu::kDramWriteBytes] = 1.5e9;
+  place_measurement(m, roofs);
+  EXPECT_EQ(m.intensity_basis, "measured");
+  EXPECT_DOUBLE_EQ(*m.dram_bytes_measured, 2e9);
+  EXPECT_DOUBLE_EQ(*m.intensity, 0.5);
+  EXPECT_DOUBLE_EQ(*m.roof_flop_per_s, 6e9);  // 0.5 FLOP/B x 12 GB/s
+  EXPECT_DOUBLE_EQ(*m.fraction_of_roof, 0.5);
+
+  // One of the two not counted (or zero): analytic, and said so.
+  Measurement half = m;
+  half.intensity.reset();
+  half.dram_bytes_measured.reset();
+  half.counters[cpu::kDramWriteBytes] = std::nullopt;
+  place_measurement(half, roofs);
+  EXPECT_EQ(half.intensity_basis, "analytic");
+  EXPECT_FALSE(half.dram_bytes_measured);
+  EXPECT_DOUBLE_EQ(*half.intensity, 1.0);
+
+  // A simulated row's bytes were never on the host's memory controllers.
+  Measurement sim = m;
+  sim.intensity.reset();
+  sim.dram_bytes_measured.reset();
+  sim.simulated = true;
+  place_measurement(sim, roofs);
+  EXPECT_FALSE(sim.dram_bytes_measured);
+  EXPECT_DOUBLE_EQ(*sim.intensity, 1.0);
 }
 
 TEST(EnergyFit, RecoversKnownCoefficientsFromSyntheticMeasurements) {

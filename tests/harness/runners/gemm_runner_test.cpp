@@ -197,6 +197,40 @@ TEST(GemmRunner, CountsHardwareEventsOverEachMeasurementWindow) {
   fs::remove_all(dir);
 }
 
+// On a machine whose memory controller is counted (the Tiger Lake fixture's
+// free-running IMC, each count a 64-byte line, here one per ns for reads and
+// one for writes), each GEMM row's intensity is over the counted bytes.
+TEST(GemmRunner, CountedDramBytesSetTheIntensity) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("flopwatt_runner_dram_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  RunCounters counters("dram_read_bytes,dram_write_bytes", std::string(FLOPWATT_TEST_FIXTURES) + "/pmu/tigerlake-laptop",
+                       "--counters", std::make_unique<ClockPerf>());
+  ASSERT_TRUE(counters.active()) << counters.summary();
+  EXPECT_NE(counters.summary().find("FLOP/B marked *"), std::string::npos) << counters.summary();
+  NaiveBackend ref("cpu:reference");
+  Session session(flopwatt::Run{}, dir.string());
+  PowerOptions po;
+  po.power = "none";
+  EnergyMeter meter(po);
+  GemmRunOptions o;
+  o.shapes = parse_shapes("40,40,40", "--shapes");
+  o.timing.min_time_s = 0.02;
+  o.timing.min_reps = 3;
+  o.counters = &counters;
+  ASSERT_TRUE(run_gemm_suite({&ref}, o, session, meter, {}));
+  for (const auto& m : session.run().measurements) {
+    ASSERT_TRUE(m.dram_bytes_measured) << m.op;
+    EXPECT_EQ(m.intensity_basis, "measured");
+    const double loop_ns = m.time_s.total * 1e9;
+    EXPECT_GE(*m.dram_bytes_measured * m.reps, 0.999 * 2 * 64 * loop_ns);
+    EXPECT_LT(*m.dram_bytes_measured * m.reps, 2 * 64 * (loop_ns + 0.05e9));
+    EXPECT_DOUBLE_EQ(*m.intensity, m.flop / *m.dram_bytes_measured);
+    EXPECT_EQ(to_json(m)["intensity_basis"], "measured");
+  }
+  fs::remove_all(dir);
+}
+
 TEST(GemmRunner, NoCountersWithoutAPmu) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("flopwatt_runner_nopmu_" + std::to_string(::getpid()));
