@@ -43,8 +43,8 @@ void print_row(std::FILE* f, const Measurement& m, const std::optional<std::stri
   fmt::print(f, "{:<16} {:<18} {:<20} {:>4} {:>6} {:>11} {:>12} {:>6} {:>6} {:>7} {:>8} {:>12}{}\n", m.backend,
              m.op, shape, m.layout.value_or("-"), m.reps, si(m.time_s.median, "s"), si(m.flop_per_s, "FLOP/s"),
              m.fraction_of_peak ? fmt::format("{:.0f}%", 100 * *m.fraction_of_peak) : "-",
-             // "*": over the DRAM bytes the memory controllers counted (the counters line says so).
-             m.intensity ? fmt::format("{:.3g}{}", *m.intensity, m.intensity_basis == "measured" ? "*" : "") : "-",
+             // "#": over the DRAM bytes the memory controllers counted (the counters line says so).
+             m.intensity ? fmt::format("{:.3g}{}", *m.intensity, m.intensity_basis == "measured" ? "#" : "") : "-",
              roof,
              m.verified ? (*m.verified ? "yes" : "FAILED") : "-", fpj, m.simulated ? "  [simulated]" : "");
   std::fflush(f);

@@ -46,7 +46,7 @@ std::string RunCounters::summary() const {
   }
   const bool dram = std::find(on.begin(), on.end(), cpu::kDramReadBytes) != on.end() &&
                     std::find(on.begin(), on.end(), cpu::kDramWriteBytes) != on.end();
-  const std::string note = dram ? "; FLOP/B marked * is over the DRAM bytes counted (system-wide)" : "";
+  const std::string note = dram ? "; FLOP/B marked # is over the DRAM bytes counted (system-wide)" : "";
   if (off.empty()) return "counters: " + join(on, ", ") + note;
   if (on.empty()) return "counters: unavailable: " + reason;
   return "counters: " + join(on, ", ") + " (not " + join(off, ", ") + ": " + reason + ")" + note;
