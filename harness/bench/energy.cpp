@@ -1,5 +1,7 @@
 #include "harness/bench/energy.h"
 
+#include <algorithm>
+
 namespace flopwatt::gbench {
 
 using benchmark::Counter;
@@ -13,12 +15,32 @@ void EnergyWindow::stop(benchmark::State& st, double flop_per_iter) {
   if (!meter_ || !meter_->active() || iters <= 0) return;
   constexpr double kMaxIterations = 1e9;  // Google Benchmark reports a loop this long whatever its time
   if (double(t1 - t0_) * 1e-9 < o_.skip_below_s && iters < kMaxIterations) return;
-  const auto figures = meter_->window(t0_, t1, flop_per_iter * iters);
+  std::optional<power::SupplyTrack> track;
+  if (o_.supply) {
+    o_.supply->poll_now();  // after t1, outside the loop: the window's end is covered
+    track = o_.supply->track();
+    if (track->changed_during(t0_, t1)) {
+      st.counters[kSupplyChanged] = Counter(1);
+      st.SetLabel("power supply changed during this loop: no energy counters");
+      return;
+    }
+  }
+  auto figures = meter_->window(t0_, t1, flop_per_iter * iters);
+  std::vector<std::string> discounted;
+  if (track) discounted = discount_non_discharging_batteries(figures, *meter_, *track, t0_, t1);
   const auto headline = meter_->headline_source();
   std::string low;
   for (const auto& [id, f] : figures) {
     const bool head = headline && id == *headline;
     if (!head && !o_.all_sources) continue;
+    // A battery that was not discharging (plugged in before this loop) reads the
+    // power going into it: as the headline it gives no energy counters at all;
+    // beside it, its W and J/iter stay (what it read) without FLOP/J.
+    if (head && std::find(discounted.begin(), discounted.end(), id) != discounted.end()) {
+      st.counters[kSupplyChanged] = Counter(1);
+      low = f.why_low;
+      continue;
+    }
     const std::string p = head ? "" : id + ":";
     st.counters[p + kJPerIter] = Counter(f.j / iters);
     st.counters[p + kWatts] = Counter(f.avg_power_w);

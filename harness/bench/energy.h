@@ -11,6 +11,7 @@
 #include <benchmark/benchmark.h>
 
 #include "harness/run/energy.h"
+#include "power/supply_track.h"
 
 namespace flopwatt::gbench {
 
@@ -28,7 +29,13 @@ struct EnergyOptions {
   // its count). Shorter loops are not reported, so their window is not worth
   // waiting for: a slow gauge makes each window wait for its next sample.
   double skip_below_s = 0;
+  // Watches mains/battery (null on a machine without a power supply class). A
+  // loop whose window may hold a change gets `supply_changed` = 1 and no
+  // energy counters: its source's readings mix two states (a battery that
+  // starts charging reports the power going in).
+  power::SupplyMonitor* supply = nullptr;
 };
+inline constexpr const char* kSupplyChanged = "supply_changed";
 
 class EnergyWindow {
  public:

@@ -22,6 +22,8 @@
 #include "harness/output/version.h"
 #include "harness/output/text.h"
 #include "harness/run/run_options.h"
+#include "power/power_state.h"
+#include "power/supply_track.h"
 #include "workloads/error.h"
 #include "workloads/shapes.h"
 
@@ -166,8 +168,13 @@ int bench_main(int argc, char** argv) {
   if (!dt) throw InputError("--dtype " + a.dtype, "unknown dtype", "use fp32 or bf16");
 
   EnergyMeter meter(a.power);
+  // Mains or battery at the start, watched through the run as `run` does (a
+  // machine without a power supply class, a desktop or a VM, has none to watch).
+  const auto supply_at_start = power::read_power_state(a.power.sysfs_root);
+  std::unique_ptr<power::SupplyMonitor> supply;
+  if (supply_at_start) supply = std::make_unique<power::SupplyMonitor>(a.power.sysfs_root);
   // Half the reported length: a later repetition may fall slightly short of it and is still reported.
-  gbench::EnergyOptions eo{a.power_counters == "all", 0.5 * reported_min_s};
+  gbench::EnergyOptions eo{a.power_counters == "all", 0.5 * reported_min_s, supply.get()};
   gbench::GemmBenchmarks gemm(&meter, eo);
   gbench::GemmBenchOptions go;
   go.shapes = a.shapes;
@@ -208,6 +215,12 @@ int bench_main(int argc, char** argv) {
     else missing.push_back(s.id + ": " + s.reason.value_or("unavailable"));
   }
   benchmark::AddCustomContext("flopwatt_power_headline", headline ? *headline : "none");
+  benchmark::AddCustomContext(
+      "flopwatt_supply",
+      supply_at_start ? std::string(power::to_string(power::supply_of(supply_at_start))) +
+                            " at the start; a loop during a change, or on a battery headline after one (the battery no longer "
+                            "discharging), carries supply_changed=1 and no energy counters"
+                      : "no power supply class (desktop or virtual machine): not watched");
   benchmark::AddCustomContext("flopwatt_power_sources", avail.empty() ? "none" : join(avail, "; "));
   benchmark::AddCustomContext("flopwatt_power_unavailable", missing.empty() ? "none" : join(missing, "; "));
   benchmark::AddCustomContext(
@@ -230,8 +243,21 @@ int bench_main(int argc, char** argv) {
       benchmark::AddCustomContext("flopwatt_idle_w:" + id, fmt::format("{:.4g}", f.power_w));
   }
   meter.drain_samples();  // the bench keeps no sample log; only the windows matter
+  if (supply) supply->start();
   benchmark::RunSpecifiedBenchmarks();
   meter.stop();
+  if (supply) {
+    supply->stop();
+    const auto changes = supply->track().changes();
+    if (!changes.empty()) {
+      std::vector<std::string> what;
+      for (const auto& c : changes) what.push_back(c.what + " " + c.old_value + " -> " + c.new_value);
+      fmt::print(stderr,
+                 "flopwatt_bench: warning: the power supply changed during the run ({}); loops that overlapped a "
+                 "change, or ran on a battery headline after one, carry supply_changed=1 and no energy counters\n",
+                 join(what, ", "));
+    }
+  }
   benchmark::Shutdown();
   return 0;
 }

@@ -31,6 +31,15 @@ struct EnergyMeter::Impl {
 
 namespace {
 
+// The batteries a battery source reads: its parts for a summed source
+// ("battery:BAT0" -> "BAT0"), else its own id's.
+std::vector<std::string> batteries_of(const std::string& id, const std::vector<std::string>& parts) {
+  std::vector<std::string> bats;
+  for (const auto& p : parts) bats.push_back(p.substr(p.find(':') + 1));
+  if (bats.empty()) bats.push_back(id.substr(id.find(':') + 1));
+  return bats;
+}
+
 constexpr int kIdleParts = 6;      // parts of the idle period, for its spread
 constexpr double kNetFloor = 0.01;  // net energy below 1% of gross is not resolved
 
@@ -53,12 +62,7 @@ power::HeadlineChoice choose_run_headline(const std::vector<std::unique_ptr<powe
     for (const auto& st : status)
       if (st.id == h.id) h.parts = st.sum_of;
     h.summed = !h.parts.empty();
-    if (h.domain == "battery") {
-      std::vector<std::string> bats;
-      for (const auto& p : h.parts) bats.push_back(p.substr(p.find(':') + 1));
-      if (bats.empty()) bats.push_back(h.id.substr(h.id.find(':') + 1));
-      h.charge = track.batteries_state_over(bats, t, t);
-    }
+    if (h.domain == "battery") h.charge = track.batteries_state_over(batteries_of(h.id, h.parts), t, t);
     cands.push_back(std::move(h));
   }
   return power::choose_headline(cands, only_domain);
@@ -104,6 +108,37 @@ EnergyMeter::EnergyMeter(const PowerOptions& o) : impl_(std::make_unique<Impl>()
 }
 
 EnergyMeter::~EnergyMeter() { stop(); }
+
+std::map<std::string, std::vector<std::string>> EnergyMeter::battery_sources() const {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& s : impl_->status)
+    if (s.available && s.domain == "battery") out[s.id] = batteries_of(s.id, s.sum_of);
+  return out;
+}
+
+std::vector<std::string> discount_non_discharging_batteries(std::map<std::string, EnergyFigures>& energy,
+                                                            const EnergyMeter& meter, const power::SupplyTrack& track,
+                                                            std::int64_t t0_ns, std::int64_t t1_ns) {
+  std::vector<std::string> ids;
+  for (const auto& [id, bats] : meter.battery_sources()) {
+    auto it = energy.find(id);
+    if (it == energy.end()) continue;
+    const power::ChargeState s = track.batteries_state_over(bats, t0_ns, t1_ns);
+    if (s == power::ChargeState::Discharging) continue;
+    EnergyFigures& f = it->second;
+    static const std::string kWhy = "its gauge is not the machine's draw";
+    if (f.why_low.find(kWhy) != std::string::npos) continue;  // already said (a row checked twice)
+    f.flop_per_j.reset();
+    f.net_j.reset();
+    f.flop_per_j_net.reset();
+    f.confidence = "low";
+    f.why_low = std::string("battery ") + power::to_string(s) +
+                " in this window (the supply changed): " + kWhy +
+                (f.why_low.empty() ? "" : "; " + f.why_low);
+    ids.push_back(id);
+  }
+  return ids;
+}
 
 bool EnergyMeter::active() const { return impl_->sampler != nullptr; }
 

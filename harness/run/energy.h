@@ -11,6 +11,7 @@
 
 #include "harness/output/run_model.h"
 #include "power/sampler.h"
+#include "power/supply_track.h"
 
 namespace flopwatt {
 
@@ -30,6 +31,17 @@ struct PowerOptions {
 // why_low says which bound it missed. One rule for GEMM windows, GPT-2 steps
 // and per-op sums.
 void apply_net(EnergyFigures& f, const IdleFigure& idle, double window_s, double flop);
+
+class EnergyMeter;
+// A battery's gauge is the machine's draw only while it discharges
+// (Documentation/ABI/testing/sysfs-class-power, power_now/current_now): after
+// a plug-in it reports the power going into it. Each battery source's figures
+// in `energy` whose batteries were not discharging throughout [t0, t1] (as the
+// supply track saw them) lose their FLOP/J and net figures and are marked low
+// confidence with the reason. Returns the ids so discounted.
+std::vector<std::string> discount_non_discharging_batteries(std::map<std::string, EnergyFigures>& energy,
+                                                            const EnergyMeter& meter, const power::SupplyTrack& track,
+                                                            std::int64_t t0_ns, std::int64_t t1_ns);
 
 class EnergyMeter {
  public:
@@ -55,6 +67,9 @@ class EnergyMeter {
   std::map<std::string, EnergyFigures> window(std::int64_t t0_ns, std::int64_t t1_ns, double flop, bool net = true);
   std::vector<power::SourceSamples> drain_samples();
   static std::int64_t now_ns();
+  // The battery sources (domain "battery"), each with the batteries it reads
+  // ("BAT0"; several for a summed source).
+  std::map<std::string, std::vector<std::string>> battery_sources() const;
 
  private:
   struct Impl;

@@ -36,8 +36,9 @@ bool add_power_state(nlohmann::json& c, const std::string& root) {
   return true;
 }
 
-// The supply's changes during the run, its state at the end, and a flag on
-// every measurement whose window may have seen a change.
+// The supply's changes during the run, its state at the end, a flag on every
+// measurement whose window may have seen a change, and no FLOP/J from a
+// battery that was not discharging through the window (plugged in earlier).
 void record_supply(OpenRun& r) {
   if (!r.supply) return;
   r.supply->stop();  // one last poll: every window's end is covered
@@ -50,8 +51,11 @@ void record_supply(OpenRun& r) {
   c["supply_changes"] = changes;
   const auto end = power::read_power_state(r.root);
   c["supply_end"] = end ? power_state_json(*end) : nlohmann::json(nullptr);
-  for (auto& m : r.session->run().measurements)
-    if (m.window_ns && !m.supply_changed) m.supply_changed = track.changed_during((*m.window_ns)[0], (*m.window_ns)[1]);
+  for (auto& m : r.session->run().measurements) {
+    if (!m.window_ns) continue;
+    if (!m.supply_changed) m.supply_changed = track.changed_during((*m.window_ns)[0], (*m.window_ns)[1]);
+    discount_non_discharging_batteries(m.energy, *r.meter, track, (*m.window_ns)[0], (*m.window_ns)[1]);
+  }
 }
 
 }  // namespace

@@ -479,16 +479,23 @@ bool Gpt2Runner::train(OpenRun& run, double sample_period_s, std::FILE* out) {
     // their own, which would shade the whole trace in a plot): their supply
     // flag is whether anything changed from the first measured step to the last.
     std::optional<bool> supply_changed;
+    std::optional<power::SupplyTrack> track;
     if (run.supply) {
       run.supply->poll_now();
-      supply_changed = run.supply->track().changed_during(measured.front()->t0, measured.back()->t1);
+      track = run.supply->track();
+      supply_changed = track->changed_during(measured.front()->t0, measured.back()->t1);
     }
+    // A battery gauge counts only while the battery discharges through all of it.
+    auto discount = [&](Measurement& m) {
+      if (track) discount_non_discharging_batteries(m.energy, *run.meter, *track, measured.front()->t0, measured.back()->t1);
+    };
     std::vector<Measurement> table;
     std::vector<double> other(measured.size());  // step time no op accounts for
     for (std::size_t k = 0; k < measured.size(); ++k) other[k] = measured[k]->seconds;
     for (const auto& [key, row] : rows) {
       Measurement m = op_measurement(row, prof, run, sample_period_s);
       m.supply_changed = supply_changed;
+      discount(m);
       session.add(std::move(m));
       if (row.layer < 0) {
         for (std::size_t k = 0; k < measured.size(); ++k) other[k] -= row.step_s[k];
@@ -498,6 +505,7 @@ bool Gpt2Runner::train(OpenRun& run, double sample_period_s, std::FILE* out) {
     // The headline: every step after warm-up as one measurement.
     Measurement m = steps_measurement(measured, prof, run, sample_period_s);
     m.supply_changed = supply_changed;
+    discount(m);
     session.add(m);
     print_table(out, table, m, quantile(other, 0.5), !m.energy.empty(), session.run().headline_source);
   }

@@ -1,7 +1,15 @@
 // A background thread that advances a fixture energy counter at a known power,
 // as RAPL does about every millisecond, so the sampler can be checked against
 // a known answer.
+//
+// RAPL advances in hardware whatever the CPUs are doing; a writer thread the
+// scheduler delays leaves the counter stale while the code under test reads
+// it. So the thread asks for a real-time priority (SCHED_FIFO, root or
+// CAP_SYS_NICE) and runs as an ordinary thread when refused.
 #pragma once
+#include <pthread.h>
+#include <sched.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -22,6 +30,9 @@ class FakeCounter {
     t0_ = monotonic_ns();
     write_now();
     thread_ = std::thread([this] {
+      sched_param prio{};
+      prio.sched_priority = sched_get_priority_min(SCHED_FIFO) + 1;
+      pthread_setschedparam(pthread_self(), SCHED_FIFO, &prio);  // refused without privilege: ordinary thread
       while (!stop_.load()) {
         write_now();
         std::this_thread::sleep_for(std::chrono::microseconds(900));

@@ -66,6 +66,46 @@ TEST(Bench, ChargingBatteryOnMainsIsNotTheHeadline) {
   EXPECT_EQ(json::parse(r.out)["context"]["flopwatt_power_headline"], "rapl-powercap:package-0");
 }
 
+// On battery (the battery gauge is the headline), a charger plugged in as soon
+// as the first benchmark has printed its row (the adapter online, the battery
+// charging: Documentation/ABI/testing/sysfs-class-power). The first loop keeps
+// its FLOP/J; a loop during the plug-in or after it gets supply_changed = 1 and
+// no energy counters (after it the gauge reads the power going in).
+TEST(Bench, APlugInDuringTheRunTakesTheEnergyCountersOffTheLoopsItReaches) {
+  const fs::path root = laptop_on_battery_without_rapl();
+  const fs::path io = temp_dir("plug-in-io");
+  struct RemoveAtExit {
+    fs::path a, b;
+    ~RemoveAtExit() {
+      std::error_code ec;
+      fs::remove_all(a, ec);
+      fs::remove_all(b, ec);
+    }
+  } remove{root, io};
+  const std::string out = (io / "out").string(), err = (io / "err").string(), js = (io / "bench.json").string();
+  // Console rows are printed as each benchmark ends; the plug-in follows the first.
+  const std::string plug = "(for i in $(seq 1200); do grep -q '^gemm/' " + out + " 2>/dev/null && break; sleep 0.05; done; " +
+                           "echo 1 > " + (root / "sys/class/power_supply/AC/online").string() + "; echo Charging > " +
+                           (root / "sys/class/power_supply/BAT0/status").string() + ") >/dev/null 2>&1 &";
+  ASSERT_EQ(std::system(plug.c_str()), 0);
+  const std::string cmd = std::string(FLOPWATT_BENCH_BINARY) + " --sysfs-root=" + root.string() +
+                          " --shapes '64,64,64;65,33,17;48,48,48;40,40,40' --backends=cpu:llmc --gpt2-presets=none"
+                          " --benchmark_min_time=0.3 --benchmark_out=" + js + " --benchmark_out_format=json >" + out +
+                          " 2>" + err + " </dev/null";
+  const int st = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << slurp(err);
+  EXPECT_NE(slurp(err).find("power supply changed during the run"), std::string::npos) << slurp(err);
+  const json j = json::parse(slurp(js));
+  EXPECT_NE(j["context"]["flopwatt_supply"].get<std::string>().find("battery at the start"), std::string::npos);
+  const auto& bs = j["benchmarks"];
+  ASSERT_EQ(bs.size(), 4u);
+  EXPECT_FALSE(bs.front().contains("supply_changed")) << "the first loop ends before the plug-in";
+  EXPECT_TRUE(bs.front().contains("FLOP/J")) << bs.front().dump();
+  EXPECT_TRUE(bs.back().contains("supply_changed")) << "the last loop starts after it";
+  for (const auto& b : bs)
+    EXPECT_NE(b.contains("supply_changed"), b.contains("FLOP/J")) << "either flagged or with FLOP/J: " << b.dump();
+}
+
 TEST(Bench, JsonCarriesTheEnergyCountersOfTheHeadlineSource) {
   const fs::path root = laptop_on_battery_without_rapl();
   struct RemoveAtExit {

@@ -140,6 +140,48 @@ TEST_F(RunSetupTest, AnUnplugDuringTheRunIsRecordedAndItsWindowFlagged) {
   EXPECT_TRUE(supply) << c["supply_changes"].dump();
 }
 
+// On battery with the battery gauge as the energy source, a charger plugged in
+// between two windows: the first keeps its FLOP/J; the second, wholly after the
+// plug-in, does not overlap the change but its battery reads the power going
+// in (Documentation/ABI/testing/sysfs-class-power, power_now while
+// "Charging"), so its battery figures lose FLOP/J and say why.
+TEST_F(RunSetupTest, ABatteryPluggedInBeforeAWindowGivesItNoFlopPerJoule) {
+  const fs::path root = dir_ / "machine";
+  fs::copy(std::string(FLOPWATT_TEST_FIXTURES) + "/power/laptop", root, fs::copy_options::recursive);
+  o_.power.sysfs_root = root.string();
+  o_.power.power = "battery:BAT0";
+  OpenRun r = open_run(o_, {}, {});
+  ASSERT_TRUE(r.supply);
+  ASSERT_EQ(r.meter->headline_source(), "battery:BAT0");
+  auto measurement = [&](std::int64_t t0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    const std::int64_t t1 = EnergyMeter::now_ns();
+    Measurement m;
+    m.workload = "gemm";
+    m.op = "w";
+    m.backend = "cpu:test";
+    m.flop = 1e9;
+    m.window_ns = {{t0, t1}};
+    m.energy = r.meter->window(t0, t1, m.flop);
+    r.session->add(m);
+  };
+  measurement(EnergyMeter::now_ns());
+  r.supply->poll_now();
+  std::ofstream(root / "sys/class/power_supply/AC/online") << "1\n";
+  std::ofstream(root / "sys/class/power_supply/BAT0/status") << "Charging\n";
+  r.supply->poll_now();
+  measurement(EnergyMeter::now_ns());
+  close_run(r, true);
+  const auto j = read_json(dir_ / "run" / "run.json");
+  const auto& before = j["measurements"][0]["energy"]["battery:BAT0"];
+  const auto& after = j["measurements"][1]["energy"]["battery:BAT0"];
+  EXPECT_TRUE(before["flop_per_j"].is_number()) << before.dump();
+  EXPECT_EQ(j["measurements"][1]["supply_changed"], false) << "the change was before this window";
+  EXPECT_TRUE(after["flop_per_j"].is_null()) << after.dump();
+  EXPECT_EQ(after["confidence"], "low");
+  EXPECT_NE(after["why_low"].get<std::string>().find("battery charging"), std::string::npos) << after.dump();
+}
+
 TEST_F(RunSetupTest, AMachineWithoutASupplyClassIsNotWatched) {
   fs::create_directories(dir_ / "desktop");
   o_.power.sysfs_root = (dir_ / "desktop").string();
