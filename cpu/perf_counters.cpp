@@ -139,7 +139,10 @@ void add_per_cpu(std::vector<std::pair<EventEncoding, double>>& parts, const Sys
 
 std::string cpu_list(const SysfsEvent& s) {
   std::string out;
-  for (int c : s.cpus) out += (out.empty() ? "" : ",") + std::to_string(c);
+  for (int c : s.cpus) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(c);
+  }
   return out.empty() ? "any CPU" : "CPU " + out;
 }
 

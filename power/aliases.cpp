@@ -113,10 +113,10 @@ void apply_aliases(Discovery& d) {
     if (SourceStatus* m = status_of(main)) {
       m->aliases.push_back(src->id());
       if (m->note.find("also seen as") == std::string::npos)
-        m->note += std::string(m->note.empty() ? "" : "; ") +
-                   "sampled here rather than through its other views (powercap before perf before MSR before hwmon: "
-                   "no root needed, kernel units, zone limits); also seen as";
-      m->note += " " + src->id();
+        m->note.append(m->note.empty() ? "" : "; ")
+            .append("sampled here rather than through its other views (powercap before perf before MSR before hwmon: "
+                   "no root needed, kernel units, zone limits); also seen as");
+      m->note.append(" ").append(src->id());
     }
   }
   d.sources = std::move(kept);

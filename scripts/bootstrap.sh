@@ -3,7 +3,8 @@
 #   scripts/bootstrap.sh          install, build, run the default suite (`flopwatt run default`)
 #   scripts/bootstrap.sh test     install, build, run the whole test suite (ctest)
 #   scripts/bootstrap.sh build    install and build only (binary: build/flopwatt)
-# Environment: BUILD_DIR (default build), FLOPWATT_NATIVE=OFF for a portable binary.
+# Environment: BUILD_DIR (default build), FLOPWATT_NATIVE=OFF for a portable binary,
+# FLOPWATT_WERROR=ON to fail on any compiler warning (CI sets it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,7 +33,8 @@ fi
 
 build=${BUILD_DIR:-build}
 jobs=$(nproc)
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DFLOPWATT_NATIVE="${FLOPWATT_NATIVE:-ON}" >/dev/null
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DFLOPWATT_NATIVE="${FLOPWATT_NATIVE:-ON}" \
+  -DFLOPWATT_WERROR="${FLOPWATT_WERROR:-OFF}" >/dev/null
 cmake --build "$build" -j "$jobs"
 
 case "$mode" in

@@ -81,8 +81,9 @@ std::vector<GemmShape> parse_shapes(const std::string& spec, const std::string& 
         }
       }
       GemmDesc d = make(dims[0], dims[1], dims[2], layout[0] == 'T', layout[1] == 'T');
-      std::string name = std::to_string(d.M) + "x" + std::to_string(d.N) + "x" + std::to_string(d.K);
-      if (layout != "NN") name += "_" + std::string(layout);
+      std::string name = std::to_string(d.M);
+      name.append("x").append(std::to_string(d.N)).append("x").append(std::to_string(d.K));
+      if (layout != "NN") name.append("_").append(layout);
       v.push_back({name, "", d, 0});
     }
     if (semi == std::string_view::npos) break;

@@ -89,11 +89,11 @@ struct Measurement {
 struct PowerSourceInfo {
   std::string id, domain, kind;
   bool available = false;
-  std::optional<std::string> reason, fix;
-  std::optional<double> update_interval_s;
+  std::optional<std::string> reason = {}, fix = {};
+  std::optional<double> update_interval_s = {};
   bool simulated = false;
-  std::vector<std::string> contains;
-  std::optional<std::string> note;  // how the source is read, and its caveats
+  std::vector<std::string> contains = {};
+  std::optional<std::string> note = {};  // how the source is read, and its caveats
 };
 
 struct IdleFigure {

@@ -69,9 +69,9 @@ json collect_context(const std::string& root, const std::vector<const Backend*>&
   c["cpu"] = nullable(cpuinfo_field(root, "model name"));
   c["cpu_flags_simd"] = json::array();
   {
-    const std::string flags = " " + cpuinfo_field(root, "flags") + " ";
+    const std::string flags = std::string(" ").append(cpuinfo_field(root, "flags")).append(" ");
     for (const char* f : {"avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_tile"})
-      if (flags.find(std::string(" ") + f + " ") != std::string::npos) c["cpu_flags_simd"].push_back(f);
+      if (flags.find(std::string(" ").append(f).append(" ")) != std::string::npos) c["cpu_flags_simd"].push_back(f);
   }
   c["threads"] = omp_get_max_threads();
   c["online_cpus"] = sysconf(_SC_NPROCESSORS_ONLN);

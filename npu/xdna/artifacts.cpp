@@ -94,8 +94,8 @@ ArtifactSet load_artifacts(const std::string& dir) {
     // Bounded, so the int narrowing below and the divisibility check's products stay exact
     // (a tile.m of 2^32 used to become 0 and divide by it).
     auto pos = [&](const json& o, const char* k, const std::string& w, std::int64_t max) -> std::int64_t {
-      if (!o.is_object() || !o.contains(k) || !o[k].is_number_integer() || o[k].is_number_unsigned() &&
-                                                                               o[k].get<std::uint64_t>() > std::uint64_t(max) ||
+      if (!o.is_object() || !o.contains(k) || !o[k].is_number_integer() ||
+          (o[k].is_number_unsigned() && o[k].get<std::uint64_t>() > std::uint64_t(max)) ||
           o[k].get<std::int64_t>() <= 0 || o[k].get<std::int64_t>() > max)
         throw InputError(w + "." + k, "missing or not an integer from 1 to " + std::to_string(max), fix);
       return o[k].get<std::int64_t>();

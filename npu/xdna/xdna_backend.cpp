@@ -8,7 +8,6 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "npu/xdna/buffer.h"
 #include "npu/xdna/command.h"
@@ -112,14 +111,17 @@ Availability XdnaBackend::availability() const {
   } catch (const std::exception& e) {
     return {false, fmt::format("amdxdna device {} cannot be used: {}", disc_.node, e.what())};
   }
+  // Joined by hand: fmt::join's formatter trips GCC 12's -Wstringop-overflow (a false positive in fmt 9's fill_t).
   std::set<std::string> devices;
   for (const auto& d : artifacts_->designs) {
     if (d.device == generation_) return {true, ""};
     devices.insert(d.device);
   }
+  std::string listed;
+  for (const auto& d : devices) listed.append(listed.empty() ? "" : ", ").append(d);
   return {false, fmt::format("{}/manifest.json lists designs for {} only, this NPU is {}; build designs for it "
                              "(scripts/build-npu-designs --device {}) or point FLOPWATT_NPU_ARTIFACTS at them",
-                             artifacts_->dir, fmt::join(devices, ", "), generation_, generation_)};
+                             artifacts_->dir, listed, generation_, generation_)};
 }
 
 const ArtifactDesign* XdnaBackend::design_for(const GemmDesc& g) const {

@@ -36,7 +36,8 @@ class FixtureTree {
     while (i < rel.size()) {
       std::size_t j = rel.find('/', i);
       if (j == std::string::npos) j = rel.size();
-      p += "/" + rel.substr(i, j - i);
+      p += '/';
+      p.append(rel, i, j - i);
       ::mkdir(p.c_str(), 0755);
       i = j + 1;
     }

@@ -334,11 +334,11 @@ TEST(BadInput, BrokenOptionalFilesBreakOnlyTheirOwnBackend) {
   bad.replace(lb, rb - lb + 1, "[4294967297, 128, 1]");
   write(s / "devs" / "phoenix.json", bad);
   write(s / "devs2" / "phoenix.json", R"({"schema": [1]})");
-  for (const std::string env : {"FLOPWATT_NPU_ARTIFACTS=" + (s / "art").string(),
+  for (const std::string& env : {"FLOPWATT_NPU_ARTIFACTS=" + (s / "art").string(),
                                 "FLOPWATT_NPU_ARTIFACTS=" + (s / "art2").string(),
                                 "FLOPWATT_NPU_DEVICES=" + (s / "devs").string(),
                                 "FLOPWATT_NPU_DEVICES=" + (s / "devs2").string()}) {
-    for (const std::string cmd : {std::string("backends"), std::string("npu info"), std::string(G8) + "--out " + (s / "run").string()}) {
+    for (const std::string& cmd : {std::string("backends"), std::string("npu info"), std::string(G8) + "--out " + (s / "run").string()}) {
       const CommandResult r = run_command_line(env + " timeout 60 " FLOPWATT_BINARY " " + cmd);
       EXPECT_EQ(r.code, 0) << env << " " << cmd << "\n" << r.err;
       fs::remove_all(s / "run");

@@ -258,7 +258,9 @@ TEST(Cli, InterruptDuringPeakStillLeavesAReport) {
   EXPECT_EQ(WEXITSTATUS(st), 130);
   const auto j = nlohmann::json::parse(slurp(d / "run" / "run.json"));
   EXPECT_FALSE(j["complete"].get<bool>());
-  if (before_run) EXPECT_EQ(j["measurements"].size(), 0u);
+  if (before_run) {
+    EXPECT_EQ(j["measurements"].size(), 0u);
+  }
   fs::remove_all(d);
 }
 

@@ -328,8 +328,9 @@ TEST(HeadlineAgreement, RunReportBenchAndCampaignAgreeOnEveryFixture) {
     ASSERT_FALSE(bench["benchmarks"].empty());
     const json& b = bench["benchmarks"][0];
     ASSERT_TRUE(b.contains("W") && b.contains("FLOP/J")) << b.dump();
-    if (std::string(sc.fixture) != "counter-reset")  // the bench window may hold nothing unusual either way
+    if (std::string(sc.fixture) != "counter-reset") {  // the bench window may hold nothing unusual either way
       EXPECT_LT(rel(b["W"].get<double>(), sc.expected_w), kPowerTol) << b.dump();
+    }
     EXPECT_LT(rel(b["FLOP/J"].get<double>(), b["FLOP/s"].get<double>() / b["W"].get<double>()), kPowerTol) << b.dump();
 
     // 4. mains-vs-battery campaign: each phase's rows from the same source. A

@@ -55,7 +55,9 @@ TEST(Gpt2Runner, PerOpRowsCarryCountsAndCountedIntensity) {
     EXPECT_EQ(m.intensity_basis, "measured");
     // 2 lines of 64 B per ns (reads and writes) over at least the op's own time.
     EXPECT_GE(*m.dram_bytes_measured * m.reps, 0.999 * 128 * m.time_s.total * 1e9);
-    if (m.flop > 0) EXPECT_DOUBLE_EQ(*m.intensity, m.flop / *m.dram_bytes_measured);
+    if (m.flop > 0) {
+      EXPECT_DOUBLE_EQ(*m.intensity, m.flop / *m.dram_bytes_measured);
+    }
   }
   EXPECT_GT(op_rows, 10);
   fs::remove_all(dir);

@@ -20,7 +20,7 @@ struct DesignSpec {
   std::int64_t M, N, K;
   DType out = DType::F32;
   std::string device = "npu1";
-  std::string file_suffix;  // mlir-aie's MxKxN[_mxkxn] in the xclbin's name, when set
+  std::string file_suffix = {};  // mlir-aie's MxKxN[_mxkxn] in the xclbin's name, when set
 };
 
 struct Rig {
@@ -44,11 +44,12 @@ struct Rig {
       xs.pdi.push_back(std::uint8_t(i));  // the firmware tells designs apart by their PDI
       const auto x = build_xclbin(xs);
       const std::string xname =
-          s.file_suffix.empty() ? "gemm" + std::to_string(i) + ".xclbin" : "final_" + s.file_suffix + ".xclbin";
+          (s.file_suffix.empty() ? std::string("gemm").append(std::to_string(i)) : std::string("final_").append(s.file_suffix))
+              .append(".xclbin");
       art.write(xname, std::string(x.begin(), x.end()));
       const auto w = build_txn(4, 3);
       art.write("insts.bin", std::string(reinterpret_cast<const char*>(w.data()), w.size() * 4));
-      list.push_back({{"name", "g" + std::to_string(i)}, {"device", s.device}, {"xclbin", xname}, {"insts", "insts.bin"},
+      list.push_back({{"name", std::string("g").append(std::to_string(i))}, {"device", s.device}, {"xclbin", xname}, {"insts", "insts.bin"},
                       {"M", s.M}, {"N", s.N}, {"K", s.K}, {"tile", {{"m", 8}, {"k", 8}, {"n", 8}}},
                       {"array", {{"rows", 4}, {"cols", 4}}}, {"dtype_in", "bf16"},
                       {"dtype_out", std::string(to_string(s.out))}});
