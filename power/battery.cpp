@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 
 #include "power/clock.h"
@@ -186,7 +187,26 @@ void probe_battery(const std::string& root, Discovery& d) {
     const auto volt = read_int(join_path(dir, "voltage_now"), &e3);
     const bool power_ok = pw && std::fabs(double(*pw)) * 1e-6 <= kMaxBatteryW;
     const bool cv_ok = cur && volt && std::fabs(double(*cur)) * std::fabs(double(*volt)) * 1e-12 <= kMaxBatteryW;
-    const bool has_power = power_ok;
+    // Two readings of one quantity (sysfs-class-power: power_now in uW;
+    // current_now in uA x voltage_now in uV): a factor of 10 or more between
+    // them is a unit error in one (a driver writing mW, say). The product of
+    // two attributes is the consistent reading; power_now is set aside.
+    std::string cross_note;
+    bool power_inconsistent = false;
+    if (power_ok && cv_ok && *pw != 0) {
+      const double p_w = std::fabs(double(*pw)) * 1e-6, cv_w = std::fabs(double(*cur)) * std::fabs(double(*volt)) * 1e-12;
+      const double ratio = cv_w > 0 ? p_w / cv_w : 0;
+      if (cv_w > 0 && (ratio < 0.1 || ratio > 10)) {
+        power_inconsistent = true;
+        char b[200];
+        std::snprintf(b, sizeof b,
+                      "power_now (%.4g W) disagrees with current_now x voltage_now (%.4g W) by a factor of %.3g: "
+                      "a unit error; read current_now x voltage_now",
+                      p_w, cv_w, ratio < 1 ? 1 / ratio : ratio);
+        cross_note = b;
+      }
+    }
+    const bool has_power = power_ok && !power_inconsistent;
     const bool has_cv = cv_ok;
     if (!has_power && !has_cv && (pw || (cur && volt))) {
       g.reason = "battery " + n + ": " +
@@ -196,7 +216,8 @@ void probe_battery(const std::string& root, Discovery& d) {
       g.fix = "none: a firmware or driver fault; use battery-energy:" + n + ", RAPL or an external meter";
     } else if (has_power || has_cv) {
       g.available = true;
-      g.note = std::string(has_power ? "power_now" : "current_now x voltage_now") + "; " + status_note;
+      g.note = std::string(has_power ? "power_now" : "current_now x voltage_now") + "; " + status_note +
+               (cross_note.empty() ? "" : "; " + cross_note);
       d.sources.push_back(std::make_unique<BatteryPowerSource>(g.id, dir, has_power));
       gauges.push_back({n, {dir, has_power}});
     } else {

@@ -3,6 +3,7 @@
 #include "power/aliases.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <tuple>
 
 namespace flopwatt::power {
@@ -20,9 +21,67 @@ const char* to_string(ChargeState s) {
 
 const char* headline_rule_text() {
   return "widest domain whose confidence is adequate for the window: external wall meter, then psys, then "
-         "package (summed over sockets), then battery (summed over batteries); a battery only while it is "
-         "discharging for the whole window; a sum replaces its parts; if no source has adequate "
-         "confidence, the widest one with energy, marked low confidence";
+         "package (summed over sockets), then battery (summed over batteries); a battery only while the "
+         "machine runs from it alone (discharging for the whole window with no adapter online); a sum "
+         "replaces its parts; never a figure that fails the physics checks (a wall, psys, package or battery "
+         "domain under load below 0.5 W or any domain above 2000 W, a counter that does not advance, FLOP/J "
+         "above 1e12 for a CPU or 1e13 for an NPU); if no source has adequate confidence, the widest usable "
+         "one, marked low confidence";
+}
+
+DeviceClass device_class_of_backend(const std::string& backend) {
+  return backend.rfind("npu:", 0) == 0 ? DeviceClass::Npu : DeviceClass::Cpu;
+}
+
+namespace {
+
+std::string watts(double w) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g W", w);
+  return b;
+}
+
+bool whole_or_package(const std::string& domain) {
+  return domain == "wall" || domain == "psys" || domain == "package" || domain == "battery";
+}
+
+}  // namespace
+
+Usability figure_usability(const HeadlineCandidate& c) {
+  auto no = [](std::string why) { return Usability{false, std::move(why)}; };
+  if (!c.has_energy) return no("no energy for this window");
+  if (c.domain == "battery") {
+    // Documentation/ABI/testing/sysfs-class-power: a battery's power_now and
+    // current_now are its own flow; with an adapter online that is at most the
+    // part of the draw the charger does not cover, not the machine's draw.
+    if (c.charge != ChargeState::Discharging)
+      return no(std::string(to_string(c.charge)) +
+                (c.charge == ChargeState::Charging ? ", so it measures the power going into the battery"
+                                                   : ", so it does not measure the machine's draw"));
+    if (c.on_mains.value_or(false))
+      return no("discharging while the adapter is online: the battery covers only what the charger does not, a "
+                "partial draw (recorded, never FLOP/J)");
+  }
+  if (c.avg_power_w) {
+    const double w = *c.avg_power_w;
+    if (c.under_load && whole_or_package(c.domain) && w <= 0)
+      return no("does not advance: a VM or a disabled counter (no energy under load)");
+    if (c.under_load && whole_or_package(c.domain) && w < kLoadFloorW)
+      return no(watts(w) + " under load is below the 0.5 W a " + c.domain +
+                " domain draws: a unit error (mW read as uW?) or a counter that barely moves");
+    if (w > kDomainCeilingW)
+      return no(watts(w) + " is above the 2000 W no client machine draws through one domain: a unit error");
+  }
+  if (c.flop_per_j) {
+    const double bound = c.device == DeviceClass::Npu ? kMaxFlopPerJNpu : kMaxFlopPerJCpu;
+    if (*c.flop_per_j > bound) {
+      char b[160];
+      std::snprintf(b, sizeof b, "%.3g FLOP/J is past the %.0e FLOP/J no %s reaches: a unit or counter error",
+                    *c.flop_per_j, bound, c.device == DeviceClass::Npu ? "NPU" : "CPU");
+      return no(b);
+    }
+  }
+  return {};
 }
 
 namespace {
@@ -57,14 +116,8 @@ HeadlineChoice choose_headline(const std::vector<HeadlineCandidate>& cands, cons
   std::vector<std::string> passed;
   for (const auto& c : cands) {
     if (!only_domain.empty() && c.domain != only_domain) continue;
-    if (!c.has_energy) {
-      passed.push_back(c.id + ": no energy for this window");
-      continue;
-    }
-    if (c.domain == "battery" && c.charge != ChargeState::Discharging) {
-      passed.push_back(c.id + ": " + to_string(c.charge) +
-                       (c.charge == ChargeState::Charging ? ", so it measures the power going into the battery"
-                                                          : ", so it does not measure the machine's draw"));
+    if (const Usability u = figure_usability(c); !u.usable) {
+      passed.push_back(c.id + ": " + u.why);
       continue;
     }
     if (const auto* s = part_of(c)) {

@@ -13,6 +13,24 @@ namespace flopwatt::power {
 enum class ChargeState { NotBattery, Discharging, Charging, Idle, Unknown, Changed };
 const char* to_string(ChargeState s);  // "discharging", "charging", "idle", ...
 
+// What did the work a window measured: bounds the FLOP/J a figure may claim.
+enum class DeviceClass { Cpu, Npu };
+DeviceClass device_class_of_backend(const std::string& backend);  // "npu:..." -> Npu, else Cpu
+
+// The physics bounds figure_usability applies, stated once (README quotes them).
+// A laptop or desktop package, psys, battery or wall domain draws at least
+// this much while a workload runs: below it is a unit error (mW read as uW)
+// or a counter that barely moves (a VM's).
+inline constexpr double kLoadFloorW = 0.5;
+// No client machine or two-socket server draws more through one domain.
+inline constexpr double kDomainCeilingW = 2000;
+// FLOP per joule of the whole domain that no device of the class reaches: an
+// order of magnitude past the best whole-chip figures published for CPUs
+// (tens of GFLOP/J) and for NPUs (about a TFLOP/J at bf16); a figure beyond it
+// is a unit or counter error, not a measurement.
+inline constexpr double kMaxFlopPerJCpu = 1e12;
+inline constexpr double kMaxFlopPerJNpu = 1e13;
+
 struct HeadlineCandidate {
   std::string id;                // "rapl-powercap:package", "battery:BAT0"
   std::string domain;            // wall, psys, package, battery, npu, core, uncore, dram
@@ -22,7 +40,30 @@ struct HeadlineCandidate {
   bool has_energy = false;       // the source produced an energy figure for this window
   bool low_confidence = false;   // that figure's confidence is low
   std::string why_low;
+  // The supply over the window: true while an adapter was online, false while
+  // none was, nullopt where nothing tells (no adapter seen: a desktop or VM).
+  std::optional<bool> on_mains;
+  // What the window measured, for the physics checks; nullopt skips a check
+  // (the choice at the start of a run, before any window).
+  std::optional<double> avg_power_w;
+  std::optional<double> flop_per_j;
+  DeviceClass device = DeviceClass::Cpu;  // what did the work: bounds FLOP/J
+  // The window had the workload running (not an idle baseline): a source of
+  // the whole machine or package then draws at least kLoadFloorW.
+  bool under_load = true;
 };
+
+// Whether one source's figure over one window may be quoted as FLOP/J at all,
+// and why not: supply state (a battery only while the machine runs from it
+// alone), a figure at all, physical plausibility (a floor and a ceiling on
+// the power of a whole-machine or package domain under load, a counter that
+// does not advance, a FLOP/J past what the device class can reach). The one
+// judgement every front end applies, through choose_headline or directly.
+struct Usability {
+  bool usable = true;
+  std::string why;  // empty when usable
+};
+Usability figure_usability(const HeadlineCandidate& c);
 
 struct HeadlineChoice {
   std::optional<std::string> source;     // nullopt: nothing qualifies

@@ -37,6 +37,8 @@ struct Sampler::Impl {
       std::string why;
     };
     std::vector<Reset> resets;  // guarded by mu
+    std::vector<Sampler::Gap> gaps;  // guarded by mu; the last one open while to_ns == 0
+    std::int64_t last_good_ns = 0;   // sampler thread only
   };
 
   std::vector<std::unique_ptr<PowerSource>> sources;
@@ -60,6 +62,13 @@ struct Sampler::Impl {
         std::lock_guard<std::mutex> g(mu);
         for (const Sample& s : tr.scratch)
           if (tr.samples.empty() || s.t_ns > tr.samples.back().t_ns) tr.samples.push_back(s);
+        if (!tr.gaps.empty() && tr.gaps.back().to_ns == 0) tr.gaps.back().to_ns = tr.scratch.front().t_ns;
+        tr.last_good_ns = tr.scratch.back().t_ns;
+      } else if (const std::string err = tr.src->last_error(); !err.empty() && tr.last_good_ns > 0) {
+        // Gone (a battery removed, a file vanished): a gauge held at its last
+        // value would hand later windows joules nobody measured.
+        std::lock_guard<std::mutex> g(mu);
+        if (tr.gaps.empty() || tr.gaps.back().to_ns != 0) tr.gaps.push_back({tr.id, tr.last_good_ns, 0, err});
       }
       // A reset happened between the previous read and this one.
       if (const std::uint64_t r = tr.src->resets(); r != tr.resets_seen) {
@@ -166,6 +175,22 @@ WindowEnergy Sampler::energy(const std::string& source_id, std::int64_t t0_ns, s
   while (impl_->running && (tr.samples.empty() || tr.samples.back().t_ns < t1_ns) && monotonic_ns() < deadline)
     impl_->data_cv.wait_until(lk, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deadline)));
   WindowEnergy w = integrate_window(tr.samples, tr.kind, t0_ns, t1_ns, rules);
+  for (const auto& gp : tr.gaps) {
+    // A counter integrates in hardware: once it is back, interpolating across
+    // the outage is still right (a sampling gap, low confidence). A gauge held
+    // past its last read, or a counter still gone, would be energy nobody measured.
+    if (tr.kind == Kind::Counter && gp.to_ns != 0) continue;
+    if (gp.from_ns < t1_ns && (gp.to_ns == 0 || gp.to_ns > t0_ns)) {
+      // Only what was measured before the source went: the energy up to its
+      // last good read, none held flat past it.
+      w = gp.from_ns > t0_ns ? integrate_window(tr.samples, tr.kind, t0_ns, gp.from_ns, rules) : WindowEnergy{};
+      w.gap = true;
+      w.low_confidence = true;
+      w.why_low += std::string(w.why_low.empty() ? "" : "; ") + "source gone during the window (" + gp.why +
+                   "): no energy measured after it";
+      break;
+    }
+  }
   for (const auto& r : tr.resets) {
     if (r.after_ns < t1_ns && r.at_ns > t0_ns) {
       w.low_confidence = true;
@@ -179,6 +204,13 @@ WindowEnergy Sampler::energy(const std::string& source_id, std::int64_t t0_ns, s
     if (!err.empty()) w.why_low += " (" + err + ")";
   }
   return w;
+}
+
+std::vector<Sampler::Gap> Sampler::gaps() const {
+  std::vector<Gap> out;
+  std::lock_guard<std::mutex> g(impl_->mu);
+  for (const auto& tr : impl_->tracks) out.insert(out.end(), tr.gaps.begin(), tr.gaps.end());
+  return out;
 }
 
 std::vector<SourceSamples> Sampler::drain_samples() {

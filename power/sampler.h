@@ -15,6 +15,9 @@ namespace flopwatt::power {
 struct WindowEnergy {
   double j = 0;            // energy over the window (never negative)
   double avg_power_w = 0;  // j / duration
+  // The source was gone (its reads failing) for part of the window: nothing
+  // was measured there, and nothing is invented for it.
+  bool gap = false;
   bool low_confidence = false;
   std::string why_low;     // "window 0.8 s < 3 x 1.0 s update interval", "sampling gap 45 ms"
   std::size_t samples = 0; // samples inside the window
@@ -45,6 +48,14 @@ class Sampler {
   WindowEnergy energy(const std::string& source_id, std::int64_t t0_ns, std::int64_t t1_ns);
   // Samples taken since the last drain, per source (for samples.csv, written incrementally).
   std::vector<SourceSamples> drain_samples();
+  // Where a source was gone: from its last good read before reads began to
+  // fail to the first good read after (to_ns 0: still gone).
+  struct Gap {
+    std::string id;
+    std::int64_t from_ns = 0, to_ns = 0;
+    std::string why;
+  };
+  std::vector<Gap> gaps() const;
 
  private:
   struct Impl;

@@ -88,6 +88,16 @@ ChargeState SupplyTrack::battery_state_over(const std::string& battery, std::int
   return ChargeState::Unknown;
 }
 
+Supply SupplyTrack::supply_over(std::int64_t t0, std::int64_t t1) const {
+  for (const auto& c : changes_)
+    if (c.what == "supply" && c.after_ns < t1 && c.t_ns > t0) return Supply::Unknown;
+  const Poll* at = nullptr;
+  for (const auto& p : polls_list_)
+    if (p.t_ns <= t1) at = &p;
+  if (!at && !polls_list_.empty()) at = &polls_list_.front();
+  return at ? at->supply : Supply::Unknown;
+}
+
 ChargeState SupplyTrack::batteries_state_over(const std::vector<std::string>& batteries, std::int64_t t0,
                                               std::int64_t t1) const {
   bool any_discharging = false, any_idle = false;

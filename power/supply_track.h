@@ -56,6 +56,9 @@ class SupplyTrack {
   // when at least one discharges and none charges or changed.
   ChargeState batteries_state_over(const std::vector<std::string>& batteries, std::int64_t t0_ns,
                                    std::int64_t t1_ns) const;
+  // Mains or battery over [t0, t1] as the last poll at or before t1 saw it;
+  // Unknown when it changed inside the window or was never seen.
+  Supply supply_over(std::int64_t t0_ns, std::int64_t t1_ns) const;
 
  private:
   struct Poll {

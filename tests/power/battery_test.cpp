@@ -73,6 +73,31 @@ TEST(Battery, CurrentTimesVoltageOnly) {
   EXPECT_NE(status(d, "battery:BAT0")->note.find("current_now x voltage_now"), std::string::npos);
 }
 
+// power_now written in mW where sysfs-class-power says uW (12.5 W reads as
+// 12.5 mW) next to a consistent current_now x voltage_now: the product is
+// read and the note says why. The mW figure once gave 9.7 TFLOP/J.
+TEST(Battery, PowerNowInTheWrongUnitIsCrossCheckedAgainstCurrentTimesVoltage) {
+  FixtureTree t;
+  battery(t, "Discharging");
+  t.write(std::string(kBat) + "power_now", "12500\n");       // mW, wrongly
+  t.write(std::string(kBat) + "current_now", "1096491\n");   // 1.096 A
+  t.write(std::string(kBat) + "voltage_now", "11400000\n");  // 11.4 V: 12.5 W
+  Discovery d;
+  probe_battery(t.root(), d);
+  PowerSource* b = source(d, "battery:BAT0");
+  ASSERT_TRUE(b);
+  EXPECT_NEAR(b->read()->value, 12.5, 1e-3);
+  const std::string note = status(d, "battery:BAT0")->note;
+  EXPECT_NE(note.find("disagrees with current_now x voltage_now"), std::string::npos) << note;
+  EXPECT_NE(note.find("factor of 1e+03"), std::string::npos) << note;
+  // Readings that agree within a factor of 10 keep power_now.
+  t.write(std::string(kBat) + "power_now", "13000000\n");
+  Discovery d2;
+  probe_battery(t.root(), d2);
+  EXPECT_NEAR(source(d2, "battery:BAT0")->read()->value, 13.0, 1e-9);
+  EXPECT_EQ(status(d2, "battery:BAT0")->note.find("disagrees"), std::string::npos);
+}
+
 TEST(Battery, EnergyNowOnlyGivesPowerAfterTwoChanges) {
   FixtureTree t;
   battery(t, "Discharging");

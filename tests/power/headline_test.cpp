@@ -115,3 +115,76 @@ TEST(Headline, BatteryPowerGaugeBeforeItsEnergyDeltaEstimate) {
   EXPECT_EQ(*c.source, "battery:BAT0");
   EXPECT_EQ(*c.runner_up, "battery-energy:BAT0");
 }
+
+namespace {
+
+HeadlineCandidate measured(std::string id, std::string domain, double w, double fpj,
+                           ChargeState c = ChargeState::NotBattery) {
+  HeadlineCandidate h = cand(std::move(id), std::move(domain), c);
+  h.avg_power_w = w;
+  h.flop_per_j = fpj;
+  return h;
+}
+
+}  // namespace
+
+// A weak charger: the adapter is online and the battery still discharges,
+// covering only the deficit (Documentation/ABI/testing/sysfs-class-power).
+// Its gauge is a partial draw: 27.9 GFLOP/J came out of one such run.
+TEST(Headline, DischargingBatteryOnMainsIsAPartialDrawNeverTheHeadline) {
+  HeadlineCandidate bat = measured("battery:BAT0", "battery", 3.0, 27.9e9, ChargeState::Discharging);
+  bat.on_mains = true;
+  const Usability u = figure_usability(bat);
+  EXPECT_FALSE(u.usable);
+  EXPECT_NE(u.why.find("adapter is online"), std::string::npos) << u.why;
+  auto c = choose_headline({bat});
+  EXPECT_FALSE(c.source) << c.why;
+  bat.on_mains = false;  // unplugged: the machine runs from the battery alone
+  EXPECT_EQ(*choose_headline({bat}).source, "battery:BAT0");
+  bat.on_mains.reset();  // no adapter at all, discharging: the same
+  EXPECT_EQ(*choose_headline({bat}).source, "battery:BAT0");
+}
+
+// power_now written in mW where the ABI says uW: 12 W reads as 0.012 W.
+TEST(Headline, PowerBelowTheLoadFloorIsNoHeadline) {
+  auto c = choose_headline({measured("battery:BAT0", "battery", 0.0125, 9.7e12, ChargeState::Discharging),
+                            measured("rapl-powercap:core-0", "core", 6, 2e10)});
+  ASSERT_TRUE(c.source);
+  EXPECT_EQ(*c.source, "rapl-powercap:core-0");
+  EXPECT_NE(c.why.find("below the 0.5 W"), std::string::npos) << c.why;
+  // A VM's package counter creeping at 1 mW.
+  EXPECT_FALSE(figure_usability(measured("rapl-powercap:package-0", "package", 0.001, 1.27e14)).usable);
+  // Narrower domains (a core, DRAM) may draw little: no floor for them.
+  EXPECT_TRUE(figure_usability(measured("rapl-powercap:dram-0", "dram", 0.2, 5e10)).usable);
+}
+
+TEST(Headline, ACounterThatDoesNotAdvanceDuringLoadIsUnavailable) {
+  const Usability u = figure_usability(measured("rapl-powercap:package-0", "package", 0.0, 0));
+  EXPECT_FALSE(u.usable);
+  EXPECT_NE(u.why.find("does not advance: a VM or a disabled counter"), std::string::npos) << u.why;
+  HeadlineCandidate idle = measured("rapl-powercap:package-0", "package", 0.0, 0);
+  idle.under_load = false;  // an idle window may draw nothing measurable
+  EXPECT_TRUE(figure_usability(idle).usable);
+}
+
+TEST(Headline, PowerAboveTheCeilingAndFlopPerJouleAboveTheDeviceBoundAreNoHeadline) {
+  EXPECT_FALSE(figure_usability(measured("rapl-powercap:package-0", "package", 15000, 1e8)).usable);
+  const Usability cpu = figure_usability(measured("rapl-powercap:package-0", "package", 15, 2e12));
+  EXPECT_FALSE(cpu.usable);
+  EXPECT_NE(cpu.why.find("no CPU reaches"), std::string::npos) << cpu.why;
+  HeadlineCandidate npu = measured("rapl-powercap:package-0", "package", 15, 2e12);
+  npu.device = device_class_of_backend("npu:xdna");
+  EXPECT_TRUE(figure_usability(npu).usable);  // within what an NPU may reach
+  npu.flop_per_j = 2e13;
+  EXPECT_FALSE(figure_usability(npu).usable);
+  EXPECT_EQ(device_class_of_backend("cpu:onednn"), DeviceClass::Cpu);
+}
+
+// A physics refusal of the widest source hands the headline to the next one.
+TEST(Headline, ARefusedWiderSourceFallsThroughToTheNextUsable) {
+  auto c = choose_headline({measured("rapl-powercap:psys-0", "psys", 0.0, 0),
+                            measured("rapl-powercap:package-0", "package", 14, 3e9)});
+  ASSERT_TRUE(c.source);
+  EXPECT_EQ(*c.source, "rapl-powercap:package-0");
+  EXPECT_NE(c.why.find("rapl-powercap:psys-0: does not advance"), std::string::npos) << c.why;
+}

@@ -1,6 +1,8 @@
 #include "power/sampler.h"
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
 #include <unistd.h>
 
 #include <chrono>
@@ -101,6 +103,42 @@ TEST(Sampler, GaugeIntegratedAndShortWindowFlagged) {
   EXPECT_NE(w.why_low.find("update interval"), std::string::npos) << w.why_low;
   // Read no faster than a quarter of the update interval, not every 10 ms.
   EXPECT_LE(drained[0].samples.size(), 5u);
+}
+
+// A battery removed mid-run: its gauge must not be held at the last value
+// (that would be joules nobody measured). The window gets the energy up to the
+// last good read, is marked a gap, and the sampler lists the gap.
+TEST(Sampler, AGaugeWhoseBatteryDisappearsYieldsAGapNotHeldEnergy) {
+  FixtureTree t;
+  t.write("sys/class/power_supply/BAT0/type", "Battery\n");
+  t.write("sys/class/power_supply/BAT0/status", "Discharging\n");
+  t.write("sys/class/power_supply/BAT0/power_now", "12500000\n");
+  Discovery d;
+  probe_battery(t.root(), d);
+  ASSERT_EQ(d.sources.size(), 1u);
+  Sampler s(std::move(d.sources), 0.010);
+  s.start();
+  const std::int64_t t0 = Sampler::now_ns();
+  sleep_s(0.6);
+  std::filesystem::remove_all(t.path("sys/class/power_supply/BAT0"));  // the battery is gone
+  const std::int64_t gone = Sampler::now_ns();
+  sleep_s(0.9);
+  const std::int64_t t1 = Sampler::now_ns();
+  const WindowEnergy w = s.energy("battery:BAT0", t0, t1);
+  const WindowEnergy after = s.energy("battery:BAT0", gone + 400'000'000, t1);
+  const auto gaps = s.gaps();
+  s.stop();
+  EXPECT_TRUE(w.gap);
+  EXPECT_TRUE(w.low_confidence);
+  EXPECT_NE(w.why_low.find("source gone during the window"), std::string::npos) << w.why_low;
+  // At most the 0.6 s (plus one read interval) it was there, never 1.5 s held at 12.5 W.
+  EXPECT_LE(w.j, 12.5 * (double(gone - t0) * 1e-9 + 0.3));
+  EXPECT_TRUE(after.gap);
+  EXPECT_EQ(after.j, 0.0);
+  ASSERT_EQ(gaps.size(), 1u);
+  EXPECT_EQ(gaps[0].id, "battery:BAT0");
+  EXPECT_EQ(gaps[0].to_ns, 0);
+  EXPECT_LE(gaps[0].from_ns, gone);
 }
 
 TEST(Sampler, ReadFailuresAtAWindowEdgeShowAsAGap) {
