@@ -84,21 +84,13 @@ json side_json(const Side& s) {
   return j;
 }
 
-// A source both states measured the machine with: same id, with FLOP/J in both,
-// and not a battery gauge (on mains it reads the charging current).
+// A source both states measured the machine with: the one rule over the
+// sources both kept FLOP/J for (never a battery gauge: one phase ran on mains).
 std::optional<std::string> common_source(const CRow& r) {
   const Side& a = r.side[0];
   const Side& b = r.side[1];
   if (!a.m || !b.m) return std::nullopt;
-  auto ok = [&](const std::string& id) {
-    return fpj(*a.m, id) && fpj(*b.m, id) && source_domain(a.run->run, id) != "battery" &&
-           source_domain(b.run->run, id) != "battery";
-  };
-  if (a.source && ok(*a.source)) return a.source;
-  if (b.source && ok(*b.source)) return b.source;
-  for (const auto& [id, f] : a.m->energy)
-    if (ok(id)) return id;
-  return std::nullopt;
+  return shared_headline(a.run->run, *a.m, b.run->run, *b.m);
 }
 
 std::string fmt_num(const json& v) {
@@ -255,7 +247,7 @@ json compare_mains_battery(const std::vector<LoadedRun>& mains, const std::vecto
         if (side.m) continue;  // the first run of the phase that measured it
         side.m = &m;
         side.run = &run;
-        side.source = pick_energy_source(run.run, m, s == 0);
+        side.source = headline_of(run.run, m).source;
       }
 
   // Baseline backend per configuration and state, among the backends that ran it there.

@@ -77,7 +77,7 @@ std::vector<Row> build(const std::vector<LoadedRun>& runs) {
   for (Row& row : rows) {
     const Run& run = runs[row.run].run;
     if (row.m) {
-      if (const auto src = pick_energy_source(run, *row.m, on_mains(run))) {
+      if (const auto src = headline_of(run, *row.m).source) {
         const auto it = row.m->energy.find(*src);
         if (it != row.m->energy.end() && it->second.flop_per_j) {
           row.fpj = it->second.flop_per_j;

@@ -15,6 +15,7 @@
 
 #include "harness/analysis/grad_order_report.h"
 #include "harness/output/csv_writer.h"
+#include "harness/output/headline_view.h"
 #include "harness/output/metrics.h"
 #include "harness/output/text.h"
 #include "workloads/error.h"
@@ -28,14 +29,6 @@ using nlohmann::json;
 namespace {
 
 const char* const kRunFix = "pass a directory written by `flopwatt run ...` or `flopwatt campaign ...`";
-
-// Same order as the headline choice of harness/run/energy.cpp: wider domains first.
-int domain_rank(const std::string& d) {
-  static const char* order[] = {"wall", "battery", "psys", "package", "npu", "core", "uncore", "dram"};
-  for (int i = 0; i < int(std::size(order)); ++i)
-    if (d == order[i]) return i;
-  return 100;
-}
 
 std::string shape_text(const Measurement& m) {
   return m.shape ? fmt::format("{}x{}x{}", m.shape->M, m.shape->N, m.shape->K) : "";
@@ -115,7 +108,7 @@ std::string used_sources(const Run& run) {
   std::set<std::string> ids;
   for (const auto& m : run.measurements)
     if (comparable(m))
-      if (auto s = pick_energy_source(run, m, on_mains(run))) ids.insert(*s);
+      if (auto s = headline_of(run, m).source) ids.insert(*s);
   std::string out;
   for (const auto& id : ids) out += (out.empty() ? "" : ", ") + id;
   return out.empty() ? "none" : out;
@@ -265,50 +258,6 @@ bool comparable(const Measurement& m) {
   return !(m.workload == "gpt2" && m.step);  // per-step rows; the run's "step" row summarizes them
 }
 
-std::string source_domain(const Run& run, const std::string& id) {
-  for (const auto& s : run.power_sources)
-    if (s.id == id) return s.domain;
-  if (id.rfind("npu-model:", 0) == 0) return "npu";
-  if (id.rfind("battery", 0) == 0) return "battery";
-  return "";
-}
-
-std::optional<std::string> pick_energy_source(const Run& run, const Measurement& m, bool exclude_battery) {
-  auto usable = [&](const std::string& id) {
-    auto it = m.energy.find(id);
-    if (it == m.energy.end() || !it->second.flop_per_j) return false;
-    return !(exclude_battery && source_domain(run, id) == "battery");
-  };
-  if (run.headline_source && usable(*run.headline_source)) return run.headline_source;
-  std::optional<std::string> best;
-  for (const auto& [id, f] : m.energy)
-    if (usable(id) && (!best || domain_rank(source_domain(run, id)) < domain_rank(source_domain(run, *best))))
-      best = id;
-  return best;
-}
-
-bool on_mains(const Run& run) {
-  const auto it = run.context.find("ac_online");
-  return it != run.context.end() && it->is_boolean() && it->get<bool>();
-}
-
-std::optional<std::string> shared_energy_source(const Run& a, const Measurement& ma, const Run& b,
-                                                const Measurement& mb) {
-  const auto pa = pick_energy_source(a, ma, on_mains(a)), pb = pick_energy_source(b, mb, on_mains(b));
-  if (pa && pb && *pa == *pb) return pa;
-  // Different headlines (a battery gauge on battery, the package on mains): the
-  // widest source both measured, never a battery gauge of a run on mains.
-  const bool no_battery = on_mains(a) || on_mains(b);
-  std::optional<std::string> best;
-  for (const auto& [id, f] : ma.energy) {
-    auto it = mb.energy.find(id);
-    if (!f.flop_per_j || it == mb.energy.end() || !it->second.flop_per_j) continue;
-    if (no_battery && (source_domain(a, id) == "battery" || source_domain(b, id) == "battery")) continue;
-    if (!best || domain_rank(source_domain(a, id)) < domain_rank(source_domain(a, *best))) best = id;
-  }
-  return best;
-}
-
 std::string baseline_backend(const std::vector<std::string>& backends) {
   for (const auto& b : backends)
     if (b == "cpu:llmc") return b;
@@ -390,7 +339,7 @@ json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
         per[label] = row.skipped[r].empty() ? json(nullptr) : json{{"skipped", row.skipped[r]}};
         continue;
       }
-      const auto src = pick_energy_source(runs[r].run, *x, on_mains(runs[r].run));
+      const auto src = headline_of(runs[r].run, *x).source;
       json e = {{"backend", x->backend},
                 {"flop_per_s", x->flop_per_s},
                 {"flop_per_s_p10", rate_at(*x, x->time_s.p90)},
@@ -408,7 +357,7 @@ json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
       if (!rr) continue;
       json q = {{"flop_per_s", rr->ratio}, {"ci95", rr->ci95}, {"p10_p90", rr->p10_p90}};
       // FLOP/J only compares like with like: one source id measured in both runs.
-      const auto shared = shared_energy_source(runs[r].run, *x, runs[o.baseline].run, *base);
+      const auto shared = shared_headline(runs[r].run, *x, runs[o.baseline].run, *base);
       const auto a = fpj(*x, shared), b = fpj(*base, shared);
       if (a && b && *b > 0) {
         q["flop_per_j"] = *a / *b;
@@ -530,7 +479,7 @@ void md_multi_row(std::ostringstream& os, const Row& row, const std::vector<Load
   std::vector<std::optional<std::string>> srcs(runs.size());
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const Measurement* x = row.per_run[r];
-    srcs[r] = x ? pick_energy_source(runs[r].run, *x, on_mains(runs[r].run)) : std::nullopt;
+    srcs[r] = x ? headline_of(runs[r].run, *x).source : std::nullopt;
     const auto v = x ? fpj(*x, srcs[r]) : std::nullopt;
     const bool low = v && x->energy.at(*srcs[r]).confidence == "low";
     if (v) os << ' ' << giga(*v) << (low ? "?" : "") << " |";
@@ -539,7 +488,7 @@ void md_multi_row(std::ostringstream& os, const Row& row, const std::vector<Load
   for (std::size_t r = 0; r < runs.size(); ++r) {
     if (r == o.baseline) continue;
     const Measurement* x = row.per_run[r];
-    const auto shared = x && base ? shared_energy_source(runs[r].run, *x, runs[o.baseline].run, *base) : std::nullopt;
+    const auto shared = x && base ? shared_headline(runs[r].run, *x, runs[o.baseline].run, *base) : std::nullopt;
     const auto a = x ? fpj(*x, shared) : std::nullopt;
     const auto b = base ? fpj(*base, shared) : std::nullopt;
     if (a && b && *b > 0) {
@@ -584,7 +533,7 @@ void md_single_table(std::ostringstream& os, const Run& run, const std::vector<R
       const auto rr = rate_ratio(*x, *by[{row.key, bb}]);
       os << (rr ? fmt::format(" {} [{}-{}] vs {} |", g3(rr->ratio), g3(rr->ci95[0]), g3(rr->ci95[1]), bb) : " - |");
     }
-    const auto src = pick_energy_source(run, *x, on_mains(run));
+    const auto src = headline_of(run, *x).source;
     const auto v = fpj(*x, src);
     const bool low = v && x->energy.at(*src).confidence == "low";
     os << (v ? " " + giga(*v) + (low ? " (low confidence)" : "") : std::string(" -")) << " | "

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/output/headline_view.h"
 #include "harness/output/run_model.h"
 
 namespace flopwatt {
@@ -38,20 +39,8 @@ std::string config_label(const Measurement& m);
 // single training step of a multi-step run (those are summarized elsewhere).
 bool comparable(const Measurement& m);
 
-// Domain of a source id in this run ("battery", "package", "npu" for modelled sources).
-std::string source_domain(const Run& run, const std::string& id);
-// The energy source a row's FLOP/J is read from: the run's headline source
-// when it has figures for this row, else the widest domain that has. On mains
-// a battery gauge reads the charging current, not the machine's draw, so
-// exclude_battery skips battery domains.
-std::optional<std::string> pick_energy_source(const Run& run, const Measurement& m, bool exclude_battery);
-// One source both rows measured, for a FLOP/J ratio: the sources the rows'
-// FLOP/J is read from when they agree, else the widest shared one (never a
-// battery gauge of a run on mains); nullopt when none.
-std::optional<std::string> shared_energy_source(const Run& a, const Measurement& ma, const Run& b,
-                                                const Measurement& mb);
-// The run's context says it ran on mains (context.ac_online): its battery gauges are not the machine's draw.
-bool on_mains(const Run& run);
+// Which source a row's FLOP/J is read from, and which two rows share:
+// harness/output/headline_view.h (headline_of, shared_headline), the one rule.
 
 // Among the backends that ran one configuration, the one the others are
 // compared with: llm.c's own CPU matmul when present (the study's CPU

@@ -25,22 +25,23 @@ void EnergyWindow::stop(benchmark::State& st, double flop_per_iter) {
       return;
     }
   }
-  auto figures = meter_->window(t0_, t1, flop_per_iter * iters);
-  std::vector<std::string> discounted;
-  if (track) discounted = discount_non_discharging_batteries(figures, *meter_, *track, t0_, t1);
-  const auto headline = meter_->headline_source();
+  // The loop's window judged by the one rule, as `run` judges its rows.
+  Measurement m;
+  m.energy = meter_->window(t0_, t1, flop_per_iter * iters);
+  judge_window(m, *meter_, track ? &*track : nullptr, t0_, t1);
+  const auto& headline = m.headline_source;
   std::string low;
-  for (const auto& [id, f] : figures) {
-    const bool head = headline && id == *headline;
+  // The run's headline source refused for this loop (a battery plugged in
+  // before it, a counter that stopped): no unprefixed energy counters at all,
+  // and the label says why.
+  if (const auto run_head = meter_->headline_source(); run_head && headline != run_head && m.energy.count(*run_head)) {
+    low = m.energy.at(*run_head).why_low;
+    for (const auto& s : meter_->status())  // a battery refused: its state is not what the loop began with
+      if (s.id == *run_head && s.domain == "battery") st.counters[kSupplyChanged] = Counter(1);
+  }
+  for (const auto& [id, f] : m.energy) {
+    const bool head = headline && id == *headline && headline == meter_->headline_source();
     if (!head && !o_.all_sources) continue;
-    // A battery that was not discharging (plugged in before this loop) reads the
-    // power going into it: as the headline it gives no energy counters at all;
-    // beside it, its W and J/iter stay (what it read) without FLOP/J.
-    if (head && std::find(discounted.begin(), discounted.end(), id) != discounted.end()) {
-      st.counters[kSupplyChanged] = Counter(1);
-      low = f.why_low;
-      continue;
-    }
     const std::string p = head ? "" : id + ":";
     st.counters[p + kJPerIter] = Counter(f.j / iters);
     st.counters[p + kWatts] = Counter(f.avg_power_w);

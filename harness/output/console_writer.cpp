@@ -1,5 +1,7 @@
 #include "harness/output/console_writer.h"
 
+#include "harness/output/headline_view.h"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -22,16 +24,17 @@ void print_row_header(std::FILE* f) {
              "MxNxK", "lay", "reps", "median", "FLOP/s", "%peak", "FLOP/B", "%roof", "verified", "FLOP/J");
 }
 
-void print_row(std::FILE* f, const Measurement& m, const std::optional<std::string>& headline) {
+void print_row(std::FILE* f, const Run& run, const Measurement& m) {
   const std::string shape = m.shape ? fmt::format("{}x{}x{}", m.shape->M, m.shape->N, m.shape->K) : "-";
   if (m.skipped) {
     fmt::print(f, "{:<16} {:<18} {:<20} skipped: {}\n", m.backend, m.op, shape, *m.skipped);
     return;
   }
   std::string fpj = "-";
+  // The window's headline as the one rule chose it; none, no FLOP/J (never
+  // whichever source comes first).
   const EnergyFigures* e = nullptr;
-  if (headline && m.energy.count(*headline)) e = &m.energy.at(*headline);
-  else if (!m.energy.empty()) e = &m.energy.begin()->second;
+  if (const auto h = headline_of(run, m).source; h && m.energy.count(*h)) e = &m.energy.at(*h);
   // '!': a repetition stalled (> kStallRatio x the median), so this FLOP/J,
   // over the whole window, includes it while the median FLOP/s beside it does not.
   if (e && e->flop_per_j)

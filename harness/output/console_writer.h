@@ -10,7 +10,7 @@
 namespace flopwatt {
 
 void print_row_header(std::FILE* f);
-void print_row(std::FILE* f, const Measurement& m, const std::optional<std::string>& headline_source);
+void print_row(std::FILE* f, const Run& run, const Measurement& m);
 void print_summary(std::FILE* f, const Run& run, const std::string& out_dir);
 std::string si(double v, const char* unit);  // 1.23 G<unit>
 

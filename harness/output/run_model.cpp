@@ -105,6 +105,8 @@ json to_json(const Measurement& m) {
       {"skipped", json_or_null(m.skipped)},
       {"window_ns", json_or_null(m.window_ns)},
       {"supply_changed", json_or_null(m.supply_changed)},
+      {"headline_source", json_or_null(m.headline_source)},
+      {"headline_why", json_or_null(m.headline_why)},
   };
   for (const auto& f : kTimeFields) json_set(j, f.metric->name, m.time_s.*f.field);
   j["breakdown"] = nullptr;
@@ -145,7 +147,7 @@ json to_json(const Run& r) {
   json idle = json::object();
   for (const auto& [id, f] : r.idle)
     idle[id] = {{"power_w", f.power_w}, {"duration_s", f.duration_s}, {"sd_w", json_or_null(f.sd_w)},
-                {"windows", f.windows}};
+                {"windows", f.windows}, {"samples", json_or_null(f.samples)}, {"supply", json_or_null(f.supply)}};
   json ms = json::array();
   for (const auto& m : r.measurements) ms.push_back(to_json(m));
   return {{"schema_version", r.schema_version},
@@ -212,6 +214,8 @@ Measurement measurement_from_json(const json& j) {
   m.skipped = json_optional<std::string>(j, "skipped");
   m.window_ns = json_optional<std::array<std::int64_t, 2>>(j, "window_ns");
   m.supply_changed = json_optional<bool>(j, "supply_changed");
+  m.headline_source = json_optional<std::string>(j, "headline_source");
+  m.headline_why = json_optional<std::string>(j, "headline_why");
   if (j.contains("energy"))
     for (const auto& [id, e] : j["energy"].items()) {
       EnergyFigures f;
@@ -253,7 +257,8 @@ Run run_from_json(const json& j) {
   const json idle = j.value("idle", json::object());  // items() must not outlive its json
   for (const auto& [id, f] : idle.items())
     r.idle[id] = IdleFigure{f.value("power_w", 0.0), f.value("duration_s", 0.0), json_optional<double>(f, "sd_w"),
-                            f.value("windows", 0)};
+                            f.value("windows", 0), json_optional<int>(f, "samples"),
+                            json_optional<std::string>(f, "supply")};
   for (const auto& m : j.value("measurements", json::array())) r.measurements.push_back(measurement_from_json(m));
   return r;
 }

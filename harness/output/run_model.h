@@ -26,6 +26,9 @@ struct EnergyFigures {
   std::optional<double> flop_per_j_net;
   std::string confidence = "ok";         // "ok" | "low"
   std::string why_low;
+  // The source was gone for part of the window (reads failing: a battery
+  // removed): no energy was measured there, so the figure is no figure.
+  bool gap = false;
 };
 
 struct Shape {
@@ -84,6 +87,12 @@ struct Measurement {
   // The supply state (mains/battery, a battery's status) changed inside
   // window_ns, or may have; null when the run did not watch the supply.
   std::optional<bool> supply_changed;
+  // The source this window's headline FLOP/J is from, as the run judged it
+  // (power::choose_headline over the window's figures); null when nothing
+  // qualified, or in runs written before it was recorded (then
+  // harness/output/headline_view.h applies the rule to the stored figures).
+  std::optional<std::string> headline_source;
+  std::optional<std::string> headline_why;
 };
 
 struct PowerSourceInfo {
@@ -103,6 +112,11 @@ struct IdleFigure {
   // clear it (harness/run/energy.h, apply_net).
   std::optional<double> sd_w;
   int windows = 0;
+  // What the baseline rests on: samples inside the idle period, and the
+  // supply ("mains"/"battery") it was taken on; a window's net figure uses it
+  // only with enough samples and on the same supply (harness/run/energy.h).
+  std::optional<int> samples = {};
+  std::optional<std::string> supply = {};
 };
 
 struct Run {

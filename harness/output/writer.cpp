@@ -31,7 +31,7 @@ class ConsoleWriter : public Writer {
  public:
   explicit ConsoleWriter(WriterTarget t) : t_(std::move(t)) {}
   void context(const Run&) override { print_row_header(t_.stream); }
-  void measurement(const Run& run, const Measurement& m) override { print_row(t_.stream, m, run.headline_source); }
+  void measurement(const Run& run, const Measurement& m) override { print_row(t_.stream, run, m); }
   void finalize(const Run& run) override { print_summary(t_.stream, run, t_.out_dir); }
 
  private:

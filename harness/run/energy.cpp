@@ -27,6 +27,7 @@ struct EnergyMeter::Impl {
   std::optional<std::string> headline;
   nlohmann::json headline_choice;  // the rule, the runner-up and why, for the run context
   bool running = false;
+  power::SupplyMonitor* supply = nullptr;
 };
 
 namespace {
@@ -116,28 +117,44 @@ std::map<std::string, std::vector<std::string>> EnergyMeter::battery_sources() c
   return out;
 }
 
-std::vector<std::string> discount_non_discharging_batteries(std::map<std::string, EnergyFigures>& energy,
-                                                            const EnergyMeter& meter, const power::SupplyTrack& track,
-                                                            std::int64_t t0_ns, std::int64_t t1_ns) {
-  std::vector<std::string> ids;
-  for (const auto& [id, bats] : meter.battery_sources()) {
-    auto it = energy.find(id);
-    if (it == energy.end()) continue;
-    const power::ChargeState s = track.batteries_state_over(bats, t0_ns, t1_ns);
-    if (s == power::ChargeState::Discharging) continue;
-    EnergyFigures& f = it->second;
-    static const std::string kWhy = "its gauge is not the machine's draw";
-    if (f.why_low.find(kWhy) != std::string::npos) continue;  // already said (a row checked twice)
-    f.flop_per_j.reset();
-    f.net_j.reset();
-    f.flop_per_j_net.reset();
-    f.confidence = "low";
-    f.why_low = std::string("battery ") + power::to_string(s) +
-                " in this window (the supply changed): " + kWhy +
-                (f.why_low.empty() ? "" : "; " + f.why_low);
-    ids.push_back(id);
+void judge_window(Measurement& m, const EnergyMeter& meter, const power::SupplyTrack* track, std::int64_t t0,
+                  std::int64_t t1) {
+  power::SupplyTrack polled;
+  if (!track) {
+    polled.poll(meter.sysfs_root(), t1);
+    track = &polled;
   }
-  return ids;
+  const power::Supply supply = track->supply_over(t0, t1);
+  std::vector<power::HeadlineCandidate> cands;
+  for (const auto& s : meter.status()) {
+    auto it = m.energy.find(s.id);
+    if (!s.available || it == m.energy.end()) continue;
+    EnergyFigures& f = it->second;
+    power::HeadlineCandidate h;
+    h.id = s.id;
+    h.domain = s.domain;
+    h.parts = s.sum_of;
+    h.summed = !h.parts.empty();
+    if (h.domain == "battery") h.charge = track->batteries_state_over(batteries_of(s.id, s.sum_of), t0, t1);
+    if (supply != power::Supply::Unknown) h.on_mains = supply == power::Supply::Mains;
+    h.has_energy = !f.gap;
+    h.avg_power_w = f.avg_power_w;
+    h.flop_per_j = f.flop_per_j;
+    h.device = power::device_class_of_backend(m.backend);
+    if (const power::Usability u = power::figure_usability(h); !u.usable && f.why_low.find(u.why) == std::string::npos) {
+      f.flop_per_j.reset();
+      f.net_j.reset();
+      f.flop_per_j_net.reset();
+      f.confidence = "low";
+      f.why_low = f.why_low.empty() ? u.why : u.why + "; " + f.why_low;
+    }
+    h.low_confidence = f.confidence == "low";
+    h.why_low = f.why_low;
+    cands.push_back(std::move(h));
+  }
+  const power::HeadlineChoice c = power::choose_headline(cands, meter.headline_domain());
+  m.headline_source = c.source;
+  m.headline_why = c.why;
 }
 
 bool EnergyMeter::active() const { return impl_->sampler != nullptr; }
@@ -167,6 +184,31 @@ std::vector<PowerSourceInfo> EnergyMeter::source_infos() const {
 std::optional<std::string> EnergyMeter::headline_source() const { return impl_->headline; }
 
 nlohmann::json EnergyMeter::headline_choice() const { return impl_->headline_choice; }
+
+const std::vector<power::SourceStatus>& EnergyMeter::status() const { return impl_->status; }
+const std::string& EnergyMeter::sysfs_root() const { return impl_->opts.sysfs_root; }
+const std::string& EnergyMeter::headline_domain() const { return impl_->opts.headline_domain; }
+void EnergyMeter::watch_supply(power::SupplyMonitor* s) { impl_->supply = s; }
+
+std::string EnergyMeter::supply_name(std::int64_t t0, std::int64_t t1) const {
+  if (!impl_->supply) return {};
+  const power::Supply s = impl_->supply->track().supply_over(t0, t1);
+  return s == power::Supply::Unknown ? std::string() : power::to_string(s);
+}
+
+void EnergyMeter::judge(Measurement& m, std::int64_t t0, std::int64_t t1) const {
+  if (!impl_->supply) return judge_window(m, *this, nullptr, t0, t1);
+  impl_->supply->poll_now();  // after t1: the window's end is covered
+  const power::SupplyTrack track = impl_->supply->track();
+  judge_window(m, *this, &track, t0, t1);
+}
+
+double EnergyMeter::headline_gauge_interval_s() const {
+  if (!impl_->sampler || !impl_->headline) return 0;
+  for (const auto& s : impl_->sampler->sources())
+    if (s->id() == *impl_->headline && s->kind() == power::Kind::Gauge) return s->update_interval_s();
+  return 0;
+}
 
 double EnergyMeter::slowest_gauge_interval_s() const {
   double m = 0;
@@ -200,6 +242,7 @@ void EnergyMeter::measure_idle(Run& run) {
   // window's net energy has to clear. Gauges updating slower than a part give
   // repeated values and so a small spread; the 1% floor of apply_net covers them.
   const int parts = kIdleParts;
+  const std::string supply = supply_name(t0, t1);
   for (const auto& s : impl_->sampler->sources()) {
     const power::WindowEnergy whole = impl_->sampler->energy(s->id(), t0, t1);
     std::vector<double> means;
@@ -211,15 +254,26 @@ void EnergyMeter::measure_idle(Run& run) {
     const power::IdleBaseline base = power::idle_baseline_from_windows(means);
     IdleFigure f{whole.avg_power_w, double(t1 - t0) * 1e-9, std::nullopt, base.windows};
     if (base.windows >= 2) f.sd_w = base.sd_w;
+    f.samples = int(whole.samples);
+    if (!supply.empty()) f.supply = supply;
     impl_->idle[s->id()] = f;
     run.idle[s->id()] = f;
   }
 }
 
-void apply_net(EnergyFigures& f, const IdleFigure& idle, double window_s, double flop) {
+void apply_net(EnergyFigures& f, const IdleFigure& idle, double window_s, double flop,
+               const std::string& window_supply) {
   const power::IdleBaseline base{idle.power_w, idle.sd_w.value_or(0), idle.sd_w ? idle.windows : 0};
   const power::NetEnergy n = power::net_energy(f.j, window_s, base);
   std::string why = n.reason;
+  if (idle.samples && *idle.samples < kMinIdleSamples)
+    why = fmt::format("the idle baseline rests on {} sample(s), fewer than {}: it does not apply", *idle.samples,
+                      kMinIdleSamples);
+  else if (idle.samples && !idle.sd_w)
+    why = "the idle baseline has fewer than 2 parts with samples (no spread to clear): it does not apply";
+  else if (idle.supply && !window_supply.empty() && *idle.supply != window_supply)
+    why = fmt::format("the idle baseline was taken on {}, this window ran on {}: it does not apply", *idle.supply,
+                      window_supply);
   if (n.net_j && *n.net_j < kNetFloor * f.j)
     why = fmt::format("net {:.4g} J is within 1% of the gross {:.4g} J (below what a meter resolves)", *n.net_j, f.j);
   if (why.empty()) {
@@ -241,13 +295,26 @@ std::map<std::string, EnergyFigures> EnergyMeter::window(std::int64_t t0, std::i
     EnergyFigures f;
     f.j = w.j;
     f.avg_power_w = w.avg_power_w;
-    if (w.j > 0 && flop > 0) f.flop_per_j = flop / w.j;
-    if (auto it = impl_->idle.find(s->id()); net && it != impl_->idle.end()) apply_net(f, it->second, dt, flop);
+    f.gap = w.gap;
+    if (w.j > 0 && flop > 0 && !w.gap) f.flop_per_j = flop / w.j;
+    if (auto it = impl_->idle.find(s->id()); net && it != impl_->idle.end())
+      apply_net(f, it->second, dt, flop, supply_name(t0, t1));
     if (w.low_confidence) f.why_low = f.why_low.empty() ? w.why_low : w.why_low + "; " + f.why_low;
     f.confidence = f.why_low.empty() ? "ok" : "low";
     out[s->id()] = f;
   }
   return out;
+}
+
+nlohmann::json EnergyMeter::source_gaps() const {
+  nlohmann::json a = nlohmann::json::array();
+  if (impl_->sampler)
+    for (const auto& g : impl_->sampler->gaps())
+      a.push_back({{"source", g.id},
+                   {"from_ns", g.from_ns},
+                   {"to_ns", g.to_ns ? nlohmann::json(g.to_ns) : nlohmann::json(nullptr)},
+                   {"why", g.why}});
+  return a;
 }
 
 std::vector<power::SourceSamples> EnergyMeter::drain_samples() {

@@ -30,18 +30,25 @@ struct PowerOptions {
 // perfectly steady idle trace has no spread). Otherwise both stay null and
 // why_low says which bound it missed. One rule for GEMM windows, GPT-2 steps
 // and per-op sums.
-void apply_net(EnergyFigures& f, const IdleFigure& idle, double window_s, double flop);
+// The baseline must apply: at least kMinIdleSamples samples and two parts
+// with samples behind it, and the window's supply (`window_supply`, "mains"
+// or "battery"; empty when unknown) the one it was taken on; otherwise net
+// figures are null with the reason.
+inline constexpr int kMinIdleSamples = 3;
+void apply_net(EnergyFigures& f, const IdleFigure& idle, double window_s, double flop,
+               const std::string& window_supply = {});
 
 class EnergyMeter;
-// A battery's gauge is the machine's draw only while it discharges
-// (Documentation/ABI/testing/sysfs-class-power, power_now/current_now): after
-// a plug-in it reports the power going into it. Each battery source's figures
-// in `energy` whose batteries were not discharging throughout [t0, t1] (as the
-// supply track saw them) lose their FLOP/J and net figures and are marked low
-// confidence with the reason. Returns the ids so discounted.
-std::vector<std::string> discount_non_discharging_batteries(std::map<std::string, EnergyFigures>& energy,
-                                                            const EnergyMeter& meter, const power::SupplyTrack& track,
-                                                            std::int64_t t0_ns, std::int64_t t1_ns);
+// The judgement of one measurement window by power/headline.h's rule, the one
+// every front end (run, console, report, campaign, flopwatt_bench) shares:
+// each source's figure in m.energy is checked by power::figure_usability (the
+// supply and battery state over [t0, t1] from `track`, or from one poll now
+// when null; plausibility; a counter that does not advance); a figure it
+// refuses keeps its J and W, loses FLOP/J and net figures, and says why. The
+// window's headline is then power::choose_headline over those figures, kept in
+// m.headline_source / m.headline_why. Judging twice changes nothing more.
+void judge_window(Measurement& m, const EnergyMeter& meter, const power::SupplyTrack* track, std::int64_t t0_ns,
+                  std::int64_t t1_ns);
 
 class EnergyMeter {
  public:
@@ -53,11 +60,32 @@ class EnergyMeter {
   // How the headline source was chosen (source, runner_up, rule, why); null
   // when no source is sampled. Recorded as the run context's "headline".
   nlohmann::json headline_choice() const;
-  // Longest update interval among gauges (0 when none): the GEMM loop is
-  // lengthened so each window covers >= 3 of them.
+  // Longest update interval among gauges (0 when none): a slow gauge's
+  // sample after a window's end is waited for, so `run gpt2` defers its step
+  // windows' energy past the loop when one is sampled.
   double slowest_gauge_interval_s() const;
+  // The update interval of the headline source when it is a gauge (0 when it
+  // is a counter or there is none): the GEMM loop is lengthened so each window
+  // covers >= 3 of them. A gauge that cannot be the headline (a charging
+  // battery, hwmon next to RAPL) lengthens nothing.
+  double headline_gauge_interval_s() const;
+  // The sources as discovered (for judge_window), the sysfs root, --headline-domain.
+  const std::vector<power::SourceStatus>& status() const;
+  const std::string& sysfs_root() const;
+  const std::string& headline_domain() const;
+  // Where a source was gone (reads failing: a battery removed) during the run:
+  // its windows overlapping a gap get no energy. For context.source_gaps.
+  nlohmann::json source_gaps() const;
   void start();
   void stop();
+  // The run's supply monitor, polled at each judged window's end (null: none).
+  void watch_supply(power::SupplyMonitor* s);
+  // judge_window over [t0, t1] with the watched supply (polled now, after
+  // the window), else one poll of the supply now.
+  void judge(Measurement& m, std::int64_t t0_ns, std::int64_t t1_ns) const;
+  // "mains" or "battery" over [t0, t1] as the watched supply saw it; empty
+  // when no supply is watched or it changed.
+  std::string supply_name(std::int64_t t0_ns, std::int64_t t1_ns) const;
   // Sleeps opts.idle_s measuring idle power per source, as the mean and the
   // spread of its parts; fills run.idle.
   void measure_idle(Run& run);

@@ -54,7 +54,7 @@ void record_supply(OpenRun& r) {
   for (auto& m : r.session->run().measurements) {
     if (!m.window_ns) continue;
     if (!m.supply_changed) m.supply_changed = track.changed_during((*m.window_ns)[0], (*m.window_ns)[1]);
-    discount_non_discharging_batteries(m.energy, *r.meter, track, (*m.window_ns)[0], (*m.window_ns)[1]);
+    if (!m.simulated && !m.energy.empty()) judge_window(m, *r.meter, &track, (*m.window_ns)[0], (*m.window_ns)[1]);
   }
 }
 
@@ -80,6 +80,7 @@ OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& b
   r.session = std::make_unique<Session>(std::move(header), out, o.overwrite);
   r.backends = backends;
   if (r.supply) r.supply->start();
+  r.meter->watch_supply(r.supply.get());
   r.meter->start();
   r.meter->measure_idle(r.session->run());
   r.session->add_samples(r.meter->drain_samples());
@@ -92,6 +93,8 @@ void close_run(OpenRun& r, bool complete) {
   r.session->run().context["temperatures_end"] = temperatures_json(power::read_temperatures(r.root));
   for (const Backend* b : r.backends) r.session->run().context["backends"][b->name()] = backend_notes(*b);
   r.session->add_samples(r.meter->drain_samples());
+  // Sources that went away mid-run (their windows have no energy after it).
+  r.session->run().context["source_gaps"] = r.meter->source_gaps();
   record_supply(r);
   r.session->finish(complete);
 }

@@ -125,7 +125,10 @@ bool time_gemm(Measurement& m, Backend& b, const GemmDesc& d, std::vector<GemmOp
   m.flop_per_s = m.time_s.median > 0 ? m.flop / m.time_s.median : 0;
   if (o.peak_flop_per_s && *o.peak_flop_per_s > 0 && !m.simulated) m.fraction_of_peak = m.flop_per_s / *o.peak_flop_per_s;
   if (bds.size() > std::size_t(warm)) m.breakdown_s = mean_after(bds, warm);
-  if (!m.simulated) m.energy = meter.window(t.t0_ns, t.t1_ns, m.flop * m.reps);
+  if (!m.simulated) {
+    m.energy = meter.window(t.t0_ns, t.t1_ns, m.flop * m.reps);
+    meter.judge(m, t.t0_ns, t.t1_ns);  // before the row reaches the console
+  }
   if (modelled_j.size() > std::size_t(warm)) {
     double j = 0;
     for (std::size_t i = warm; i < modelled_j.size(); ++i) j += modelled_j[i];
@@ -151,8 +154,8 @@ bool run_gemm_suite(const std::vector<Backend*>& backends, const GemmRunOptions&
   TimingOptions timing = o.timing;
   // Gauges (battery, hwmon averages) update every 1-15 s: a window must span 3
   // updates to be trusted, so lengthen the loop unless the user fixed it.
-  if (o.lengthen_for_gauges && meter.slowest_gauge_interval_s() > 0)
-    timing.min_time_s = std::max(timing.min_time_s, 3.0 * meter.slowest_gauge_interval_s());
+  if (o.lengthen_for_gauges && meter.headline_gauge_interval_s() > 0)
+    timing.min_time_s = std::max(timing.min_time_s, 3.0 * meter.headline_gauge_interval_s());
 
   for (const GemmShape& shape : o.shapes) {
     GemmDesc d = shape.desc;

@@ -1,5 +1,7 @@
 #include "harness/runners/gpt2_runner.h"
 
+#include "harness/output/headline_view.h"
+
 #include <fmt/core.h>
 #include <omp.h>
 
@@ -108,20 +110,22 @@ std::map<std::string, EnergyFigures> interval_energy(EnergyMeter& meter, const R
     lens.push_back(double(t1 - t0) * 1e-9);
     for (auto& [id, f] : meter.window(t0, t1, 0, /*net=*/false)) {
       out[id].j += f.j;
+      out[id].gap = out[id].gap || f.gap;
       if (!f.why_low.empty() && why[id].empty()) why[id] = f.why_low;
     }
   }
   const double median_len = quantile(lens, 0.5);
   for (auto& [id, f] : out) {
     f.avg_power_w = dt > 0 ? f.j / dt : 0;
-    if (f.j > 0 && total_flop > 0) f.flop_per_j = total_flop / f.j;
+    if (f.j > 0 && total_flop > 0 && !f.gap) f.flop_per_j = total_flop / f.j;
     if (iv.size() > 1 && median_len < 3 * sample_period_s)
       f.why_low = fmt::format("sum of {} intervals of median {:.3g} ms, shorter than 3 sampling periods ({:.3g} ms): "
                               "interpolated, i.e. average power x time within each sample period",
                               iv.size(), median_len * 1e3, sample_period_s * 1e3);
     if (!why[id].empty()) f.why_low += (f.why_low.empty() ? "" : "; ") + why[id];
     // The same noise rule as a single window, over the intervals' total length.
-    if (auto it = run.idle.find(id); it != run.idle.end()) apply_net(f, it->second, dt, total_flop);
+    if (auto it = run.idle.find(id); it != run.idle.end())
+      apply_net(f, it->second, dt, total_flop, meter.supply_name(iv.front().first, iv.back().second));
     f.confidence = f.why_low.empty() ? "ok" : "low";
   }
   return out;
@@ -189,8 +193,8 @@ std::map<std::pair<int, int>, OpRow> collect_op_rows(const std::vector<const Ste
 }
 
 // other_s: the step time no op accounts for (timer overhead, glue), median over steps.
-void print_table(std::FILE* f, const std::vector<Measurement>& rows, const Measurement& step, double other_s,
-                 bool energy, const std::optional<std::string>& headline) {
+void print_table(std::FILE* f, const Run& run, const std::vector<Measurement>& rows, const Measurement& step,
+                 double other_s, bool energy) {
   fmt::print(f, "\nPer-op, median over {} steps after warm-up (backend {}, {}, {} threads):\n", step.reps, step.backend,
              step.dtype, step.threads.value_or(0));
   fmt::print(f, "{:<13} {:<4} {:>5} {:>10} {:>7} {:>10} {:>9} {:>8} {:>7} {:>7}{}\n", "op", "pass", "n", "ms/step",
@@ -198,9 +202,9 @@ void print_table(std::FILE* f, const std::vector<Measurement>& rows, const Measu
   for (const auto& m : rows) {
     std::string e;
     if (energy) {
+      // The op's headline as judged for its windows; none, no figure.
       const EnergyFigures* ef = nullptr;
-      if (headline && m.energy.count(*headline)) ef = &m.energy.at(*headline);
-      else if (!m.energy.empty()) ef = &m.energy.begin()->second;
+      if (const auto h = headline_of(run, m).source; h && m.energy.count(*h)) ef = &m.energy.at(*h);
       e = ef ? fmt::format(" {:>8.3g}{}", ef->j / std::max(1, m.reps), ef->confidence == "low" ? "?" : " ")
              : fmt::format(" {:>9}", "-");
     }
@@ -355,6 +359,7 @@ bool Gpt2Runner::run_steps(OpenRun& run, gpt2::Profiler& prof, std::vector<StepR
         m.energy[prof.modelled_source] = modelled_step_figures(rec.modelled_j, rec.seconds, gemm_flop_);
     } else if (!defer_energy) {
       m.energy = meter.window(t0, t1, step_flop_);
+      meter.judge(m, t0, t1);
     }
     session.add_samples(meter.drain_samples());
     session.add(std::move(m));
@@ -365,8 +370,11 @@ bool Gpt2Runner::run_steps(OpenRun& run, gpt2::Profiler& prof, std::vector<StepR
     steps.push_back(std::move(rec));
   }
   if (defer_energy && !simulated) {
-    for (std::size_t i = 0; i < steps.size(); ++i)
-      session.run().measurements[step_rows[i]].energy = meter.window(steps[i].t0, steps[i].t1, step_flop_);
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      Measurement& m = session.run().measurements[step_rows[i]];
+      m.energy = meter.window(steps[i].t0, steps[i].t1, step_flop_);
+      meter.judge(m, steps[i].t0, steps[i].t1);
+    }
     session.save();
   }
   return !interrupted;
@@ -485,9 +493,9 @@ bool Gpt2Runner::train(OpenRun& run, double sample_period_s, std::FILE* out) {
       track = run.supply->track();
       supply_changed = track->changed_during(measured.front()->t0, measured.back()->t1);
     }
-    // A battery gauge counts only while the battery discharges through all of it.
+    // Judged over every measured step, from the first to the last (the one rule).
     auto discount = [&](Measurement& m) {
-      if (track) discount_non_discharging_batteries(m.energy, *run.meter, *track, measured.front()->t0, measured.back()->t1);
+      if (!m.simulated) judge_window(m, *run.meter, track ? &*track : nullptr, measured.front()->t0, measured.back()->t1);
     };
     std::vector<Measurement> table;
     std::vector<double> other(measured.size());  // step time no op accounts for
@@ -507,7 +515,7 @@ bool Gpt2Runner::train(OpenRun& run, double sample_period_s, std::FILE* out) {
     m.supply_changed = supply_changed;
     discount(m);
     session.add(m);
-    print_table(out, table, m, quantile(other, 0.5), !m.energy.empty(), session.run().headline_source);
+    print_table(out, session.run(), table, m, quantile(other, 0.5), !m.energy.empty());
   }
   session.add_samples(run.meter->drain_samples());
   model.set_profiler(nullptr);  // prof ends here; the model may outlive this call (run gpt2 --save)

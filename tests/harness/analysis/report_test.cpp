@@ -102,12 +102,22 @@ TEST(Report, EnergySourceChoiceAndExclusion) {
   r.power_sources.push_back({"rapl-powercap:core-0", "core", "counter", true, {}, {}, 0.001, false, {}});
   Measurement m = row("qkv", "cpu:llmc", kSlow);
   m.energy = {{"battery:BAT0", fig(1e9)}, {"rapl-powercap:core-0", fig(3e9)}, {"rapl-powercap:package-0", fig(2e9)}};
-  EXPECT_EQ(*pick_energy_source(r, m, false), "battery:BAT0");
-  EXPECT_EQ(*pick_energy_source(r, m, true), "rapl-powercap:package-0");  // widest after the battery
+  // The window's recorded judgement is what every reader shows.
+  m.headline_source = "battery:BAT0";
+  EXPECT_EQ(*headline_of(r, m).source, "battery:BAT0");
+  // A run written before windows recorded it: the one rule over the stored
+  // figures. On mains the battery is a partial draw, never the headline.
+  m.headline_source.reset();
+  EXPECT_EQ(*headline_of(r, m).source, "rapl-powercap:package-0");
+  EXPECT_NE(headline_of(r, m).why.find("battery:BAT0: discharging while the adapter is online"), std::string::npos)
+      << headline_of(r, m).why;
   m.energy.erase("rapl-powercap:package-0");
-  EXPECT_EQ(*pick_energy_source(r, m, true), "rapl-powercap:core-0");
+  EXPECT_EQ(*headline_of(r, m).source, "rapl-powercap:core-0");
   m.energy["rapl-powercap:core-0"].flop_per_j.reset();  // no FLOP/J: not usable
-  EXPECT_FALSE(pick_energy_source(r, m, true));
+  EXPECT_FALSE(headline_of(r, m).source);
+  r.context["ac_online"] = false;  // on battery the discharging battery is usable
+  EXPECT_EQ(*headline_of(r, m).source, "battery:BAT0");
+  r.context["ac_online"] = true;
   EXPECT_EQ(source_domain(r, "npu-model:phoenix"), "npu");
   EXPECT_TRUE(on_mains(r));  // context.ac_online: a report then reads FLOP/J past the battery gauge
   r.context["ac_online"] = false;
@@ -126,8 +136,9 @@ TEST(Report, FlopPerJouleRatioOnlyFromASharedSource) {
   Measurement a = row("qkv", "cpu:llmc", kSlow), b = row("qkv", "cpu:llmc", kFast);
   a.energy = {{"battery:BAT0", fig(9e9)}, {"rapl-powercap:package-0", fig(2e9)}};
   b.energy = {{"battery:BAT0", fig(1e9)}, {"rapl-powercap:package-0", fig(3e9)}};
+  b.headline_source = "battery:BAT0";  // as that run judged the window (say, --headline-domain battery)
   // On mains the battery gauge reads the charging current: the package is the shared source.
-  EXPECT_EQ(*shared_energy_source(battery, b, mains, a), "rapl-powercap:package-0");
+  EXPECT_EQ(*shared_headline(battery, b, mains, a), "rapl-powercap:package-0");
   mains.measurements = {a};
   battery.measurements = {b};
   const json j = report_json({{"mains", "m", mains}, {"battery", "b", battery}}, {});
@@ -139,7 +150,7 @@ TEST(Report, FlopPerJouleRatioOnlyFromASharedSource) {
   const std::string md = report_markdown({{"mains", "m", mains}, {"battery", "b", battery}}, {});
   EXPECT_NE(md.find(" 1.5* |"), std::string::npos) << md;
   b.energy.erase("rapl-powercap:package-0");
-  EXPECT_FALSE(shared_energy_source(battery, b, mains, a));  // nothing shared: no ratio at all
+  EXPECT_FALSE(shared_headline(battery, b, mains, a));  // nothing shared: no ratio at all
 }
 
 TEST(Report, SideBySideJsonCsvAndMarkdown) {

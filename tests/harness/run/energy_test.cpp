@@ -116,6 +116,34 @@ TEST_F(EnergyMeterTest, NetInsideTheIdleSpreadGivesNoNetFlopPerJoule) {
   EXPECT_EQ(below.confidence, "low");
 }
 
+// A baseline must apply to the window: enough samples behind it, and the
+// same supply. An idle window with no samples used to give 0 W and a net
+// figure equal to the gross one, marked ok.
+TEST(ApplyNet, ABaselineWithoutSamplesOrOnAnotherSupplyGivesNoNetFigure) {
+  EnergyFigures f;
+  f.j = 20;
+  f.flop_per_j = 5e8;
+  IdleFigure empty{0, 3, std::nullopt, 0, 0, "mains"};
+  apply_net(f, empty, 1.0, 1e10, "mains");
+  EXPECT_FALSE(f.net_j);
+  EXPECT_FALSE(f.flop_per_j_net);
+  EXPECT_NE(f.why_low.find("rests on 0 sample(s)"), std::string::npos) << f.why_low;
+
+  EnergyFigures g;
+  g.j = 20;
+  IdleFigure on_mains{5, 3, 0.1, 6, 300, "mains"};
+  apply_net(g, on_mains, 1.0, 1e10, "battery");
+  EXPECT_FALSE(g.net_j);
+  EXPECT_NE(g.why_low.find("taken on mains, this window ran on battery"), std::string::npos) << g.why_low;
+
+  EnergyFigures h;
+  h.j = 20;
+  apply_net(h, on_mains, 1.0, 1e10, "mains");  // the same baseline where it applies
+  ASSERT_TRUE(h.net_j);
+  EXPECT_NEAR(*h.net_j, 15.0, 1e-9);
+  EXPECT_NEAR(*h.flop_per_j_net, 1e10 / 15.0, 1e-3);
+}
+
 TEST_F(EnergyMeterTest, ASteadyIdleStillNeedsOnePercentOfGross) {
   write_log(steady_idle_w);
   const std::int64_t opened = EnergyMeter::now_ns();

@@ -179,7 +179,12 @@ TEST_F(RunSetupTest, ABatteryPluggedInBeforeAWindowGivesItNoFlopPerJoule) {
   EXPECT_EQ(j["measurements"][1]["supply_changed"], false) << "the change was before this window";
   EXPECT_TRUE(after["flop_per_j"].is_null()) << after.dump();
   EXPECT_EQ(after["confidence"], "low");
-  EXPECT_NE(after["why_low"].get<std::string>().find("battery charging"), std::string::npos) << after.dump();
+  EXPECT_NE(after["why_low"].get<std::string>().find("charging, so it measures the power going into the battery"),
+            std::string::npos)
+      << after.dump();
+  // Nothing changed inside this window: the reason does not say it did.
+  EXPECT_EQ(after["why_low"].get<std::string>().find("supply changed"), std::string::npos) << after.dump();
+  EXPECT_EQ(j["measurements"][1]["headline_source"], nullptr) << "a charging battery is never the headline";
 }
 
 TEST_F(RunSetupTest, AMachineWithoutASupplyClassIsNotWatched) {

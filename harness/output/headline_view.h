@@ -1,0 +1,39 @@
+// The headline of a recorded measurement, for every front end that reads a
+// run (the console, report, campaign, the gradient-order report): the source
+// the run judged for that window (Measurement::headline_source), or, for runs
+// written before windows recorded it, power::choose_headline applied to the
+// figures the run stored. Either way power/headline.h's rule decides.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/output/run_model.h"
+#include "power/headline.h"
+
+namespace flopwatt {
+
+struct HeadlineView {
+  std::optional<std::string> source;  // nullopt: no source qualified
+  std::string why;
+};
+
+// The stored figures of one measurement as headline candidates: FLOP/J
+// present is energy the run kept (it removes FLOP/J from every figure the rule
+// refuses, with why_low), the supply from the run's context.
+std::vector<power::HeadlineCandidate> stored_candidates(const Run& run, const Measurement& m);
+
+HeadlineView headline_of(const Run& run, const Measurement& m);
+
+// The source two measurements can be compared on: their common headline, else
+// the rule applied to the sources both kept FLOP/J for (a battery only when
+// both runs ran from it).
+std::optional<std::string> shared_headline(const Run& a, const Measurement& ma, const Run& b, const Measurement& mb);
+
+// Domain of a source id in this run ("battery", "package", "npu" for modelled sources).
+std::string source_domain(const Run& run, const std::string& id);
+
+// Whether the run started on mains (context.ac_online); false when unknown.
+bool on_mains(const Run& run);
+
+}  // namespace flopwatt
