@@ -37,10 +37,6 @@ int domain_rank(const std::string& d) {
   return 100;
 }
 
-std::string shape_text(const Measurement& m) {
-  return m.shape ? fmt::format("{}x{}x{}", m.shape->M, m.shape->N, m.shape->K) : "";
-}
-
 std::optional<double> fpj(const Measurement& m, const std::optional<std::string>& src) {
   if (!src) return std::nullopt;
   auto it = m.energy.find(*src);
@@ -242,23 +238,7 @@ std::vector<LoadedRun> load_runs(const std::string& dir) {
   return out;
 }
 
-std::string config_key(const Measurement& m) {
-  // The FLOP count pins what the name alone does not (model size, batch, sequence).
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{:.9g}", m.workload, m.op, m.pass.value_or(""),
-                     m.layer ? std::to_string(*m.layer) : "", m.dtype, shape_text(m), m.layout.value_or(""), m.flop);
-}
-
-std::string config_label(const Measurement& m) {
-  std::string s = m.op;
-  if (m.pass) s += " " + *m.pass;
-  if (m.layer) s += " L" + std::to_string(*m.layer);
-  // A custom shape's op is already its shape ("128x256x64_NT").
-  const bool named_by_shape = m.shape && m.op.rfind(shape_text(m), 0) == 0;
-  if (m.shape && !named_by_shape) s += " " + shape_text(m);
-  if (m.layout && m.workload == "gemm" && *m.layout != "NN" && !named_by_shape) s += " " + *m.layout;
-  if (m.dtype != "fp32") s += " " + m.dtype;
-  return s;
-}
+// config_key and config_label live with the run model (harness/output/run_model.h).
 
 bool comparable(const Measurement& m) {
   if (m.skipped || !(m.flop_per_s > 0) || m.reps < 1) return false;

@@ -26,6 +26,10 @@ void add_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
   cmd->add_option("--min-time", o.min_time_s, "Minimum timed seconds per measurement");
   cmd->add_option("--min-reps", o.min_reps, "Minimum repetitions per measurement");
   cmd->add_option("--threads", o.threads, "OpenMP threads (default: all cores)");
+  add_store_options(cmd, o.store, o.no_store);
+  cmd->add_flag("--store-samples", o.store_samples, "Record samples.csv in the results store too");
+  cmd->add_option("--tag", o.tags, "Tag the run in the results store (repeatable)");
+  cmd->add_option("--label", o.machine_label, "This machine's name in the results store (default $FLOPWATT_MACHINE_LABEL)");
 }
 
 void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
@@ -52,6 +56,15 @@ void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
     }
   }
   o.power.sysfs_root = resolve_sysfs_root(o.power.sysfs_root);
+  if (o.machine_label.empty())
+    if (const char* l = std::getenv("FLOPWATT_MACHINE_LABEL")) o.machine_label = l;
+}
+
+void add_store_options(CLI::App* cmd, std::string& store, bool& no_store) {
+  cmd->add_option("--store", store,
+                  "Results store: a SQLite file or a postgresql:// URI / libpq connection string (default "
+                  "$FLOPWATT_STORE, else $XDG_DATA_HOME/flopwatt/results.sqlite3)");
+  cmd->add_flag("--no-store", no_store, "Do not record the run in the results store");
 }
 
 }  // namespace flopwatt
