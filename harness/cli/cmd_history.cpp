@@ -30,17 +30,19 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// A step, not a blip: point i starts a change when the median of up to
-// kWindow points before it and the median of up to kWindow points from it on
-// (at least two on each side) differ by more than the threshold; of
-// consecutive candidates only the first is marked.
+// A step, not a blip: point i starts a change when the medians of the k
+// points before it and the k points from it on (k as large as both sides
+// allow, at least 2, at most kWindow) differ by more than the threshold and
+// point i itself has left the old level; of consecutive candidates only the
+// first is marked.
 std::vector<bool> change_points(const std::vector<double>& v, double thr) {
   std::vector<bool> mark(v.size(), false);
   for (std::size_t i = 2; i + 2 <= v.size(); ++i) {
-    const std::vector<double> before(v.begin() + static_cast<long>(i - std::min(i, kWindow)), v.begin() + static_cast<long>(i));
-    const std::vector<double> after(v.begin() + static_cast<long>(i), v.begin() + static_cast<long>(std::min(v.size(), i + kWindow)));
-    const double b = median(before), a = median(after);
-    mark[i] = b != 0 && std::abs(a - b) / std::abs(b) > thr && !mark[i - 1];
+    const std::size_t k = std::min({i, v.size() - i, kWindow});
+    const auto at = [&v](std::size_t j) { return v.begin() + static_cast<std::ptrdiff_t>(j); };
+    const double b = median(std::vector<double>(at(i - k), at(i)));
+    const double a = median(std::vector<double>(at(i), at(i + k)));
+    mark[i] = b != 0 && std::abs(a - b) / std::abs(b) > thr && std::abs(v[i] - b) / std::abs(b) > thr && !mark[i - 1];
   }
   return mark;
 }
@@ -96,8 +98,8 @@ int run_history(const HistoryArgs& a) {
       md += "\n";
     }
     md += fmt::format("{} point(s) in {} series; **change**: the median of up to {} runs from here differs by more "
-                      "than {}% from the median of up to {} runs before.\n",
-                      pts.size(), series.size(), kWindow, shortest(a.threshold_pct), kWindow);
+                      "than {}% from the median of as many runs before (at least 2 each side).\n",
+                      pts.size(), series.size(), kWindow, shortest(a.threshold_pct));
     fmt::print("{}", md);
   }
   return 0;

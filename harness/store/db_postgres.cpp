@@ -6,8 +6,15 @@ namespace flopwatt::store {
 
 namespace {
 
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+// libpq's messages span lines ("...\n\tIs the server running..."): one line, for a one-line error.
+std::string trim(const std::string& in) {
+  std::string s;
+  for (char c : in) {
+    if (c == '\n' || c == '\t') c = ' ';
+    if (c == ' ' && (s.empty() || s.back() == ' ')) continue;
+    s += c;
+  }
+  while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
 }
 

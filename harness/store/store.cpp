@@ -227,8 +227,12 @@ void Store::prepare(bool create) {
       return;
     }
     auto read_version = [&] {
-      const auto r = db_->query("SELECT to_regclass('schema_version') IS NOT NULL");
-      if (r.at(0).at(0).value_or("f") != "t") return 0;
+      // A catalog table read, not to_regclass: its cache may not yet see a
+      // table another session created while this one waited for the lock.
+      const auto r = db_->query(
+          "SELECT COUNT(*) FROM pg_catalog.pg_tables WHERE tablename = 'schema_version' AND schemaname = "
+          "current_schema()");
+      if (to_int(r.at(0).at(0)) == 0) return 0;
       return to_int(db_->query("SELECT MAX(version) FROM schema_version").at(0).at(0));
     };
     version_ = read_version();
