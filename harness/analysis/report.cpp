@@ -48,9 +48,19 @@ std::optional<double> fpj(const Measurement& m, const std::optional<std::string>
 std::string g3(double v) { return fmt::format("{:.3g}", v); }
 std::string giga(double v) { return fmt::format("{:.3g}", v * 1e-9); }
 
+// GFLOP/s at the median with the p10-p90 spread of the repetitions; a row of
+// one repetition has no spread and says so instead of showing [x-x].
+std::string rate_with_spread(const Measurement& x) {
+  if (x.reps < 2 || x.rep_times_s.size() == 1) return giga(x.flop_per_s) + " (1 rep)";
+  return fmt::format("{} [{}-{}]", giga(x.flop_per_s), giga(rate_at(x, x.time_s.p90)), giga(rate_at(x, x.time_s.p10)));
+}
+
+bool has_spread(const Measurement& x) { return x.reps >= 2 && x.rep_times_s.size() != 1; }
+
 // One comparable configuration on one backend, and where each run measured it.
 struct Row {
   std::string key, backend;
+  std::string label;                          // config_label, plus the thread count where rows differ only in it
   const Measurement* first = nullptr;         // for the descriptive columns
   std::vector<const Measurement*> per_run;    // nullptr: not measured (or skipped) in that run
   std::vector<std::string> skipped;           // per run: the reason, when skipped
@@ -88,6 +98,15 @@ std::vector<Row> build_rows(const std::vector<LoadedRun>& runs, bool across_back
         row.skipped[r] = *m.skipped;
       }
     }
+  }
+  // Rows the label alone does not tell apart (the same GEMM at 1 and 2
+  // threads) name their thread counts.
+  std::map<std::pair<std::string, std::string>, int> same;
+  for (Row& row : rows) ++same[{config_label(*row.first), row.backend}];
+  for (Row& row : rows) {
+    row.label = config_label(*row.first);
+    if (same[{row.label, row.backend}] > 1 && row.first->threads)
+      row.label += fmt::format(" ({} threads)", *row.first->threads);
   }
   return rows;
 }
@@ -360,6 +379,7 @@ json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
                {"layer", m.layer ? json(*m.layer) : json(nullptr)},
                {"backend", row.backend}, {"dtype", m.dtype},
                {"shape", m.shape ? json{{"M", m.shape->M}, {"N", m.shape->N}, {"K", m.shape->K}} : json(nullptr)},
+               {"layout", json_or_null(m.layout)}, {"threads", json_or_null(m.threads)},
                {"flop", m.flop},         {"simulated", m.simulated}};
     json per = json::object(), ratios = json::object();
     const Measurement* base = row.per_run[o.baseline];
@@ -491,13 +511,12 @@ void md_multi_header(std::ostringstream& os, std::size_t n, std::size_t baseline
 void md_multi_row(std::ostringstream& os, const Row& row, const std::vector<LoadedRun>& runs, const ReportOptions& o,
                   std::set<std::string>& ratio_sources) {
   const bool across = o.across_backends;  // the backend column lists several; cells say which is simulated
-  os << "| " << md_escape(config_label(*row.first)) << " | " << row.backend
+  os << "| " << md_escape(row.label) << " | " << row.backend
      << (row.first->simulated && !across ? " (sim)" : "") << " |";
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const Measurement* x = row.per_run[r];
     if (x)
-      os << fmt::format(" {} [{}-{}]{} |", giga(x->flop_per_s), giga(rate_at(*x, x->time_s.p90)),
-                        giga(rate_at(*x, x->time_s.p10)), x->simulated && across ? " (sim)" : "");
+      os << fmt::format(" {}{} |", rate_with_spread(*x), x->simulated && across ? " (sim)" : "");
     else
       os << (row.skipped[r].empty() ? " - |" : " skipped |");
   }
@@ -505,7 +524,10 @@ void md_multi_row(std::ostringstream& os, const Row& row, const std::vector<Load
   for (std::size_t r = 0; r < runs.size(); ++r) {
     if (r == o.baseline) continue;
     const auto rr = row.per_run[r] && base ? rate_ratio(*row.per_run[r], *base) : std::nullopt;
-    os << (rr ? fmt::format(" {} [{}-{}] |", g3(rr->ratio), g3(rr->ci95[0]), g3(rr->ci95[1])) : " - |");
+    const bool spread = rr && has_spread(*row.per_run[r]) && has_spread(*base);
+    os << (!rr ? " - |"
+               : spread ? fmt::format(" {} [{}-{}] |", g3(rr->ratio), g3(rr->ci95[0]), g3(rr->ci95[1]))
+                        : fmt::format(" {} (no interval: 1 rep) |", g3(rr->ratio)));
   }
   std::vector<std::optional<std::string>> srcs(runs.size());
   for (std::size_t r = 0; r < runs.size(); ++r) {
@@ -548,15 +570,14 @@ void md_single_table(std::ostringstream& os, const Run& run, const std::vector<R
     }
   for (const Row& row : rows) {
     if (row.first->workload != w) continue;
-    os << "| " << md_escape(config_label(*row.first)) << " | " << row.backend
+    os << "| " << md_escape(row.label) << " | " << row.backend
        << (row.first->simulated ? " (sim)" : "") << " |";
     const Measurement* x = row.per_run[0];
     if (!x) {
       os << " skipped: " << md_escape(row.skipped[0]) << " | | | | |\n";
       continue;
     }
-    os << fmt::format(" {} [{}-{}] |", giga(x->flop_per_s), giga(rate_at(*x, x->time_s.p90)),
-                      giga(rate_at(*x, x->time_s.p10)));
+    os << " " << rate_with_spread(*x) << " |";
     const std::string bb = baseline_backend(backends_of[row.key]);
     if (bb == row.backend || backends_of[row.key].size() < 2) {
       os << " (baseline) |";

@@ -76,6 +76,15 @@ auto in_transaction(Db& db, F&& body) {
 
 }  // namespace
 
+std::string resolve_default_file() {
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  fs::path base;
+  if (xdg && *xdg == '/') base = xdg;
+  else if (const char* home = std::getenv("HOME"); home && *home) base = fs::path(home) / ".local/share";
+  else base = "/tmp";
+  return (base / "flopwatt" / "results.sqlite3").string();
+}
+
 Target resolve(const std::string& flag_value) {
   Target t;
   if (!flag_value.empty()) {
@@ -85,12 +94,7 @@ Target resolve(const std::string& flag_value) {
     t.spec = e;
     t.from = "FLOPWATT_STORE";
   } else {
-    const char* xdg = std::getenv("XDG_DATA_HOME");
-    fs::path base;
-    if (xdg && *xdg == '/') base = xdg;
-    else if (const char* home = std::getenv("HOME"); home && *home) base = fs::path(home) / ".local/share";
-    else base = "/tmp";
-    t.spec = (base / "flopwatt" / "results.sqlite3").string();
+    t.spec = resolve_default_file();
     t.from = "default";
   }
   t.postgres = looks_postgres(t.spec);
@@ -470,16 +474,30 @@ std::vector<HistoryPoint> Store::history(const HistoryFilter& f) {
 bool record_finished_run(const Run& run, const std::string& run_dir, const RecordOptions& o, std::FILE* err) {
   if (o.no_store) return false;
   Target t;
+  std::string samples;
+  auto record_in = [&](const Target& target) {
+    auto s = Store::open(target, true);
+    s->record(run, o.tags, samples);
+  };
   try {
     t = resolve(o.store);
-    std::string samples;
     if (o.samples) {
       std::ifstream f(fs::path(run_dir) / "samples.csv", std::ios::binary);
       samples.assign(std::istreambuf_iterator<char>(f), {});
     }
-    auto s = Store::open(t, true);
-    s->record(run, o.tags, samples);
-    return true;
+    try {
+      record_in(t);
+      return true;
+    } catch (const std::exception& e) {
+      if (!t.postgres) throw;
+      // A shared server out of reach: the run waits in the local store for `store push`.
+      const Target local{resolve_default_file(), "default", false};
+      record_in(local);
+      fmt::print(err, "warning: run {} not recorded: {}; kept in {} instead (`flopwatt store push '{}'` sends it when the "
+                      "server is back)\n",
+                 run.run_id, e.what(), local.spec, masked(t.spec));
+      return true;
+    }
   } catch (const DbError& e) {
     fmt::print(err, "warning: run {} not recorded in {}: {} (the run directory {} is complete; `flopwatt store import {}` "
                     "records it later, --no-store skips the store)\n",

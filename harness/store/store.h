@@ -27,6 +27,8 @@ struct Target {
 // --store when given, else $FLOPWATT_STORE, else $XDG_DATA_HOME/flopwatt/results.sqlite3
 // (~/.local/share/... when XDG_DATA_HOME is unset or not absolute).
 Target resolve(const std::string& flag_value);
+// $XDG_DATA_HOME/flopwatt/results.sqlite3, the local store whatever FLOPWATT_STORE says.
+std::string resolve_default_file();
 // A spec fit to print: a URI's password and any password= keyword become "***".
 std::string masked(const std::string& spec);
 // Invalid UTF-8 bytes become "\xNN" (and a backslash before "x" stays
@@ -100,7 +102,8 @@ struct RecordOptions {
 
 // Records a finished run from its directory. Never throws and never changes
 // the run's outcome: a failure is one warning line on `err` naming the store
-// and the fix. Returns whether the run is now in the store.
+// and the fix. A PostgreSQL store out of reach leaves the run in the local
+// default store, for `store push`. Returns whether the run is now in a store.
 bool record_finished_run(const Run& run, const std::string& run_dir, const RecordOptions& o, std::FILE* err);
 
 }  // namespace flopwatt::store
