@@ -24,7 +24,7 @@ CREATE TABLE measurements (
   workload TEXT, op TEXT, pass TEXT, layer INTEGER, backend TEXT, dtype TEXT, m BIGINT, n BIGINT, k BIGINT,
   layout TEXT, threads INTEGER, simulated INTEGER, skipped TEXT, reps INTEGER, median_s DOUBLE PRECISION,
   flop DOUBLE PRECISION, flop_per_s DOUBLE PRECISION, energy_j DOUBLE PRECISION, flop_per_j DOUBLE PRECISION,
-  rep_times_s TEXT, json TEXT NOT NULL, PRIMARY KEY (run_id, idx));
+  rep_times_s TEXT, PRIMARY KEY (run_id, idx));
 CREATE INDEX measurements_key ON measurements (config_key, backend);
 CREATE TABLE energy (
   run_id TEXT NOT NULL REFERENCES runs (run_id), idx INTEGER NOT NULL, source_id TEXT NOT NULL,

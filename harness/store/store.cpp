@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/core.h>
 
@@ -307,14 +309,14 @@ bool Store::record(const Run& run, const std::vector<std::string>& tags, const s
         }
       db_->query(
           "INSERT INTO measurements (run_id, idx, config_key, label, workload, op, pass, layer, backend, dtype, m, n, k, "
-          "layout, threads, simulated, skipped, reps, median_s, flop, flop_per_s, energy_j, flop_per_j, rep_times_s, "
-          "json) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, "
-          "$21, $22, $23, $24, $25)",
+          "layout, threads, simulated, skipped, reps, median_s, flop, flop_per_s, energy_j, flop_per_j, rep_times_s) "
+          "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, "
+          "$22, $23, $24)",
           {run.run_id, idx, config_key(m), config_label(m), m.workload, m.op, m.pass, num(m.layer), m.backend, m.dtype,
            m.shape ? num(double(m.shape->M)) : Value{}, m.shape ? num(double(m.shape->N)) : Value{},
            m.shape ? num(double(m.shape->K)) : Value{}, m.layout, num(m.threads), m.simulated ? "1" : "0", m.skipped,
            std::to_string(m.reps), num(m.time_s.median), num(m.flop), num(m.flop_per_s), numd(energy_j),
-           numd(flop_per_j), nlohmann::json(m.rep_times_s).dump(), to_json(m).dump()});
+           numd(flop_per_j), nlohmann::json(m.rep_times_s).dump()});
       for (const auto& [src, e] : m.energy)
         db_->query(
             "INSERT INTO energy (run_id, idx, source_id, window_t0_ns, window_t1_ns, j, net_j, avg_power_w, flop_per_j, "
@@ -454,7 +456,6 @@ std::vector<HistoryPoint> Store::history(const HistoryFilter& f) {
     const std::string p = param(f.machine);
     sql += " AND (mc.machine_id = " + p + " OR mc.label = " + p + " OR mc.hostname = " + p + ")";
   }
-  sql += " ORDER BY m.config_key, m.backend, 4, r.started_utc, r.run_id";
   std::vector<HistoryPoint> out;
   for (const auto& r : db_->query(sql, params)) {
     HistoryPoint p;
@@ -468,6 +469,11 @@ std::vector<HistoryPoint> Store::history(const HistoryFilter& f) {
     p.value = std::strtod(r[7]->c_str(), nullptr);
     out.push_back(std::move(p));
   }
+  // Sorted here rather than by the engine: several times faster on SQLite over 100k points.
+  std::sort(out.begin(), out.end(), [](const HistoryPoint& a, const HistoryPoint& b) {
+    return std::tie(a.config_key, a.backend, a.machine, a.started_utc, a.run_id) <
+           std::tie(b.config_key, b.backend, b.machine, b.started_utc, b.run_id);
+  });
   return out;
 }
 

@@ -81,6 +81,7 @@ class Store {
   // "latest", "previous" (the one before latest), a run id, or a git revision
   // (its newest run); nullopt when nothing matches.
   std::optional<std::string> resolve_run(const std::string& ref);
+  // Ordered by configuration, backend, machine, then start time.
   std::vector<HistoryPoint> history(const HistoryFilter& f);
   Db& db() { return *db_; }
 
