@@ -477,6 +477,17 @@ std::vector<HistoryPoint> Store::history(const HistoryFilter& f) {
   return out;
 }
 
+namespace {
+
+// What stays true when recording failed, and how to record later.
+std::string after(const std::string& run_dir) {
+  if (run_dir.empty()) return "the run's own output is unaffected; --no-store skips the store";
+  return "the run directory " + run_dir + " is complete; `flopwatt store import " + run_dir +
+         "` records it later, --no-store skips the store";
+}
+
+}  // namespace
+
 bool record_finished_run(const Run& run, const std::string& run_dir, const RecordOptions& o, std::FILE* err) {
   if (o.no_store) return false;
   Target t;
@@ -505,14 +516,10 @@ bool record_finished_run(const Run& run, const std::string& run_dir, const Recor
       return true;
     }
   } catch (const DbError& e) {
-    fmt::print(err, "warning: run {} not recorded in {}: {} (the run directory {} is complete; `flopwatt store import {}` "
-                    "records it later, --no-store skips the store)\n",
-               run.run_id, where_of(t), e.what(), run_dir, run_dir);
+    fmt::print(err, "warning: run {} not recorded in {}: {} ({})\n", run.run_id, where_of(t), e.what(), after(run_dir));
     return false;
   } catch (const std::exception& e) {
-    fmt::print(err, "warning: run {} not recorded in the results store: {} (the run directory {} is complete; "
-                    "`flopwatt store import {}` records it later, --no-store skips the store)\n",
-               run.run_id, e.what(), run_dir, run_dir);
+    fmt::print(err, "warning: run {} not recorded in the results store: {} ({})\n", run.run_id, e.what(), after(run_dir));
     return false;
   }
 }
