@@ -27,7 +27,12 @@ using namespace flopwatt;
 namespace {
 
 const std::string kBin = FLOPWATT_BINARY;
-const fs::path kPgBin = "/usr/lib/postgresql/15/bin";
+// Debian's postgresql-15 (not on PATH); FLOPWATT_PG_BINDIR points elsewhere,
+// e.g. at a missing directory to check that CI=true fails the skipped cases.
+const fs::path kPgBin = [] {
+  const char* d = std::getenv("FLOPWATT_PG_BINDIR");
+  return fs::path(d && *d ? d : "/usr/lib/postgresql/15/bin");
+}();
 
 class PgServer : public ::testing::Environment {
  public:

@@ -259,3 +259,25 @@ TEST(Store, HistoryMarksTheStep) {
   EXPECT_EQ(r.code, 2);
   fs::remove_all(d);
 }
+
+TEST(Store, ReportGroupsAFleetByMachineAndSupply) {
+  const fs::path d = temp_dir("store", "fleet");
+  const fs::path store = d / "s.sqlite3";
+  const std::string campaign = std::string(FLOPWATT_TEST_FIXTURES) + "/runs/campaign-gemm-smoke";
+  ASSERT_EQ(run_command_line(kBin + " store import " + campaign + " --store " + store.string()).code, 0);
+  auto r = run_command_line(kBin + " report --store " + store.string() + " --group-by supply --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["runs"].size(), 2u) << r.out;
+  EXPECT_EQ(j["runs"][0]["label"], "battery");
+  EXPECT_EQ(j["runs"][1]["label"], "mains");
+  r = run_command_line(kBin + " report --store " + store.string() + " --group-by machine,supply");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("/mains"), std::string::npos) << r.out;
+  r = run_command_line(kBin + " report --store " + store.string() + " --group-by colour");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--group-by colour"), std::string::npos) << r.err;
+  r = run_command_line(kBin + " report");
+  EXPECT_EQ(r.code, 2);
+  fs::remove_all(d);
+}
