@@ -55,8 +55,8 @@ for i in range(n):
     for m in r["measurements"]:
         f = step * random.uniform(0.97, 1.03)
         m["rep_times_s"] = [t * f for t in m.get("rep_times_s", [])]
-        for k, v in list(m.get("time_s", {}).items()):
-            if isinstance(v, (int, float)): m["time_s"][k] = v * f
+        for k, v in list(m.get("time", {}).items()):
+            if isinstance(v, (int, float)): m["time"][k] = v * f
         if m.get("flop_per_s"): m["flop_per_s"] /= f
     d = os.path.join(w, "runs", r["run_id"])
     os.makedirs(d)

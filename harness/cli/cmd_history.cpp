@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "harness/cli/commands.h"
+#include "harness/output/safe_file.h"
 #include "harness/output/text.h"
 #include "harness/store/store.h"
 #include "workloads/error.h"
@@ -19,7 +21,62 @@ struct HistoryArgs {
   std::string store, format = "md";
   bool no_store = false;
   double threshold_pct = 5;
+  std::string plot;  // an SVG file
 };
+
+// The series as an SVG line chart: one polyline per series over its runs in
+// time order, change points circled in red. Self-contained (no plotting
+// library): a CI job can attach it as it is.
+std::string history_svg(const std::vector<store::HistoryPoint>& pts,
+                        const std::vector<std::pair<std::size_t, std::size_t>>& series, const std::vector<bool>& marks,
+                        const std::string& metric) {
+  constexpr double W = 900, H = 420, L = 70, R = 260, T = 30, B = 40;
+  constexpr std::size_t kMaxSeries = 12;
+  static const char* colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2",
+                                  "#7f7f7f", "#bcbd22", "#17becf", "#d62728", "#393b79", "#637939"};
+  double lo = 0, hi = 0;
+  std::size_t longest = 1;
+  bool any = false;
+  for (std::size_t k = 0; k < series.size() && k < kMaxSeries; ++k) {
+    longest = std::max(longest, series[k].second - series[k].first);
+    for (std::size_t i = series[k].first; i < series[k].second; ++i) {
+      lo = any ? std::min(lo, pts[i].value) : pts[i].value;
+      hi = any ? std::max(hi, pts[i].value) : pts[i].value;
+      any = true;
+    }
+  }
+  if (hi <= lo) hi = lo + (lo == 0 ? 1 : std::abs(lo) * 0.1);
+  const auto x = [&](std::size_t j) { return L + (W - L - R) * (longest > 1 ? double(j) / double(longest - 1) : 0.5); };
+  const auto y = [&](double v) { return T + (H - T - B) * (1 - (v - lo) / (hi - lo)); };
+  auto esc = [](const std::string& t) {
+    std::string o;
+    for (char c : t) o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+    return o;
+  };
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
+      "font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<text x=\"{}\" y=\"18\" font-size=\"13\">{} over stored runs (oldest left; red circles: change points)</text>\n"
+      "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n"
+      "<text x=\"4\" y=\"{}\">{:.4g}</text><text x=\"4\" y=\"{}\">{:.4g}</text>\n",
+      W, H, L, esc(metric), L, H - B, W - R, H - B, y(hi) + 4, hi, y(lo) + 4, lo);
+  for (std::size_t k = 0; k < series.size() && k < kMaxSeries; ++k) {
+    const auto [b, e] = series[k];
+    std::string line;
+    for (std::size_t i = b; i < e; ++i) line += fmt::format("{:.1f},{:.1f} ", x(i - b), y(pts[i].value));
+    svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" points=\"{}\"/>\n", colours[k], line);
+    for (std::size_t i = b; i < e; ++i)
+      if (marks[i])
+        svg += fmt::format("<circle class=\"change\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"none\" stroke=\"red\"/>\n",
+                           x(i - b), y(pts[i].value));
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\">{} {} ({})</text>\n", W - R + 8, T + 14 * double(k) + 10,
+                       colours[k], esc(pts[b].label), esc(pts[b].backend), esc(pts[b].machine));
+  }
+  if (series.size() > kMaxSeries)
+    svg += fmt::format("<text x=\"{}\" y=\"{}\">+{} more series (narrow with --op, --backend, --machine)</text>\n",
+                       W - R + 8, T + 14 * double(kMaxSeries) + 10, series.size() - kMaxSeries);
+  return svg + "</svg>\n";
+}
 
 // How many points on each side of a candidate the change test looks at.
 constexpr std::size_t kWindow = 5;
@@ -71,6 +128,9 @@ int run_history(const HistoryArgs& a) {
     for (std::size_t i = b; i < e; ++i) marks[i] = m[i - b];
   }
   const std::string& metric = a.filter.metric;
+  if (!a.plot.empty())
+    OutputDir::parent_of(a.plot, "--plot")
+        .replace(std::filesystem::path(a.plot).filename().string(), history_svg(pts, series, marks, metric));
   if (a.format == "json") {
     nlohmann::json j = nlohmann::json::array();
     for (std::size_t i = 0; i < pts.size(); ++i)
@@ -116,6 +176,7 @@ void register_history(CLI::App& app, CliState& st) {
   cmd->add_option("--machine", a->filter.machine, "Only this machine (label, hostname or id)");
   cmd->add_option("--format", a->format, "md (default) | csv | json");
   cmd->add_option("--threshold", a->threshold_pct, "Change-point threshold in percent (default 5)");
+  cmd->add_option("--plot", a->plot, "Also draw the series into this SVG file (change points circled)");
   add_store_options(cmd, a->store, a->no_store);
   cmd->callback([a, &st] { st.exit_code = run_history(*a); });
 }

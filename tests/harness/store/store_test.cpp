@@ -255,6 +255,15 @@ TEST(Store, HistoryMarksTheStep) {
     }
   }
   EXPECT_EQ(marked * 8, j.size());  // one step per series of 8 runs
+  // --plot: the same series as SVG, each change point circled.
+  r = run_command_line(kBin + " history median_s --backend cpu:onednn --plot " + (d / "h.svg").string() +
+                       " --store " + store.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string svg = slurp(d / "h.svg");
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u) << svg;
+  std::size_t circles = 0;
+  for (auto p = svg.find("class=\"change\""); p != std::string::npos; p = svg.find("class=\"change\"", p + 1)) ++circles;
+  EXPECT_EQ(circles, marked);
   r = run_command_line(kBin + " history bogus --store " + store.string());
   EXPECT_EQ(r.code, 2);
   fs::remove_all(d);
