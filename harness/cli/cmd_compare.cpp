@@ -182,7 +182,7 @@ void register_compare(CLI::App& app, CliState& st) {
                   "Exit 3 when a row got slower or less efficient by more than PCT percent");
   cmd->add_option("--alpha", a->alpha, "Significance level of the U test (default 0.05)");
   cmd->add_option("--format", a->format, "md (default, fit for a pull-request comment) | csv | json");
-  cmd->callback([a, &st] { st.exit_code = run_compare(*a); });
+  cmd->callback([a, &st] { st.exit_code = store::naming_store(a->store, [&] { return run_compare(*a); }); });
 }
 
 }  // namespace flopwatt

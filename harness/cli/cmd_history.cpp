@@ -178,7 +178,7 @@ void register_history(CLI::App& app, CliState& st) {
   cmd->add_option("--threshold", a->threshold_pct, "Change-point threshold in percent (default 5)");
   cmd->add_option("--plot", a->plot, "Also draw the series into this SVG file (change points circled)");
   add_store_options(cmd, a->store, a->no_store);
-  cmd->callback([a, &st] { st.exit_code = run_history(*a); });
+  cmd->callback([a, &st] { st.exit_code = store::naming_store(a->store, [&] { return run_history(*a); }); });
 }
 
 }  // namespace flopwatt

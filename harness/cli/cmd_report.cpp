@@ -114,7 +114,7 @@ int run_report(ReportArgs& a) {
   if (!a.store.empty() || !a.group_by.empty()) {
     if (!a.dirs.empty())
       throw InputError("--store", "reads runs from the store, not from directories", "drop the directories, or --store");
-    std::vector<LoadedRun> runs = fleet_runs(a);
+    std::vector<LoadedRun> runs = store::naming_store(a.store, [&] { return fleet_runs(a); });
     ReportOptions o;
     o.baseline = find_baseline(runs, a.baseline);
     o.across_backends = a.across_backends;

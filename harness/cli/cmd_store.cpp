@@ -185,22 +185,22 @@ void register_store(CLI::App& app, CliState& st) {
   auto* imp = cmd->add_subcommand("import", "Record run directories (or campaign dirs) in the store; importing twice adds nothing");
   common(imp);
   imp->add_option("dirs", a->dirs, "Run directories, campaign directories or folders of runs")->required();
-  imp->callback([a, &st] { st.exit_code = do_import(*a); });
+  imp->callback([a, &st] { st.exit_code = store::naming_store(a->store, [&] { return do_import(*a); }); });
   auto* ls = cmd->add_subcommand("ls", "List the stored runs, oldest first");
   common(ls);
   filters(ls);
   ls->add_option("--format", a->format, "md (default) | csv | json");
-  ls->callback([a, &st] { st.exit_code = do_ls(*a); });
+  ls->callback([a, &st] { st.exit_code = store::naming_store(a->store, [&] { return do_ls(*a); }); });
   auto* show = cmd->add_subcommand("show", "One stored run as `report` shows a run directory");
   common(show);
   show->add_option("run", a->run, "Run id, latest, previous, or a git revision")->required();
   show->add_option("--format", a->format, "md (default) | csv | json");
-  show->callback([a, &st] { st.exit_code = do_show(*a); });
+  show->callback([a, &st] { st.exit_code = store::naming_store(a->store, [&] { return do_show(*a); }); });
   auto* exp = cmd->add_subcommand("export", "Stored runs as CSV (one line per measurement) or JSON (run.json per run)");
   common(exp);
   filters(exp);
   exp->add_option("--format", a->format, "csv | json")->required();
-  exp->callback([a, &st] { st.exit_code = do_export(*a); });
+  exp->callback([a, &st] { st.exit_code = store::naming_store(a->store, [&] { return do_export(*a); }); });
   auto* push = cmd->add_subcommand("push", "Send the local runs a shared store does not have yet, one transaction per run");
   common(push);
   push->add_option("url", a->url, "The shared store: postgresql://... or a libpq connection string")->required();
@@ -208,7 +208,7 @@ void register_store(CLI::App& app, CliState& st) {
   auto* init = cmd->add_subcommand("init", "Create or migrate a store's schema (on PostgreSQL: as the owner role)");
   common(init);
   init->add_option("url", a->url, "The store (default: --store, $FLOPWATT_STORE or the default file)");
-  init->callback([a, &st] { st.exit_code = do_init(*a); });
+  init->callback([a, &st] { st.exit_code = store::naming_store(a->store, [&] { return do_init(*a); }); });
 }
 
 }  // namespace flopwatt

@@ -10,6 +10,7 @@
 
 #include "harness/output/run_model.h"
 #include "harness/store/db.h"
+#include "workloads/error.h"
 
 namespace flopwatt::store {
 
@@ -92,6 +93,22 @@ class Store {
   std::unique_ptr<Db> db_;
   int version_ = 0;
 };
+
+// Runs a command's body over a store; an engine error on the way (a file
+// damaged past its header, a server gone) becomes bad input naming the store,
+// so the command exits 2 with one line instead of an internal error.
+template <class F>
+auto naming_store(const std::string& flag_value, F&& body) {
+  try {
+    return body();
+  } catch (const DbError& e) {
+    const Target t = resolve(flag_value);
+    throw InputError("store " + masked(t.spec) + " (from " + t.from + ")", e.what(),
+                     t.postgres ? "check the server and run the command again"
+                                : "check the file with `sqlite3 FILE 'PRAGMA integrity_check'`; a damaged store can be "
+                                  "moved aside and rebuilt with `flopwatt store import` from the run directories");
+  }
+}
 
 // What every front end passes when a run finishes.
 struct RecordOptions {

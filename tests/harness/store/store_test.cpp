@@ -117,6 +117,24 @@ TEST(Store, CorruptOrForeignFileIsRefusedNamedAndLeftUntouched) {
   fs::remove_all(d);
 }
 
+TEST(Store, DamagePastTheHeaderIsBadInputNamingTheStore) {
+  const fs::path d = temp_dir("store", "deep");
+  const fs::path store = d / "s.sqlite3";
+  const std::string campaign = std::string(FLOPWATT_TEST_FIXTURES) + "/runs/campaign-gemm-smoke";
+  ASSERT_EQ(run_command_line(kBin + " store import " + campaign + " --store " + store.string()).code, 0);
+  {
+    // Pages 3 and on overwritten; the 100-byte header and the first pages stay valid.
+    std::fstream f(store, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(2 * 4096);
+    f << std::string(64 * 1024, '\x5a');
+  }
+  const auto r = run_command_line(kBin + " store export --format json --store " + store.string());
+  EXPECT_EQ(r.code, 2) << r.out.substr(0, 200) << r.err;
+  EXPECT_NE(r.err.find(store.string()), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  fs::remove_all(d);
+}
+
 TEST(Store, NewerSchemaIsRefused) {
   const fs::path d = temp_dir("store", "newer");
   const fs::path store = d / "s.sqlite3";
