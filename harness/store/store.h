@@ -105,8 +105,8 @@ auto naming_store(const std::string& flag_value, F&& body) {
     const Target t = resolve(flag_value);
     throw InputError("store " + masked(t.spec) + " (from " + t.from + ")", e.what(),
                      t.postgres ? "check the server and run the command again"
-                                : "check the file with `sqlite3 FILE 'PRAGMA integrity_check'`; a damaged store can be "
-                                  "moved aside and rebuilt with `flopwatt store import` from the run directories");
+                                : "move the damaged file aside and rebuild the store with `flopwatt store import` from the "
+                                  "run directories");
   }
 }
 
