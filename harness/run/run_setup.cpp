@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <ctime>
+#include <fstream>
 
 #include <fmt/core.h>
 
@@ -10,6 +11,7 @@
 #include "harness/run/context.h"
 #include "harness/output/version.h"
 #include "power/power_state.h"
+#include "power/sysfs.h"
 #include "power/temperature.h"
 
 namespace flopwatt {
@@ -89,6 +91,12 @@ OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& b
   // What a fleet's store tells machines and runs apart by.
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) header.context["hostname"] = store::clean_text(host);
+  if (std::ifstream mi(power::under_root(r.root, "/proc/meminfo")); mi) {
+    std::string key;
+    double kib = 0;
+    while (mi >> key >> kib && key != "MemTotal:") mi.ignore(256, '\n');
+    if (key == "MemTotal:" && kib > 0) header.context["memory_bytes"] = static_cast<std::int64_t>(kib * 1024);
+  }
   if (!o.machine_label.empty()) header.context["machine_label"] = store::clean_text(o.machine_label);
   if (!o.tags.empty()) {
     header.context["tags"] = nlohmann::json::array();
