@@ -16,6 +16,8 @@ struct CliState {
 void add_run_common_options(CLI::App* cmd, RunCommonOptions& o);
 // Applies FLOPWATT_SYSFS_ROOT, validates values; throws InputError naming the flag.
 void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o);
+// Keeps the command line for run.json (context.command_line), passwords masked; main() calls it first.
+void set_command_line(int argc, char** argv);
 // --store and --no-store, for every command that records runs or reads the store.
 void add_store_options(CLI::App* cmd, std::string& store, bool& no_store);
 

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(FLOPWATT_VERSION) + " (" + FLOPWATT_GIT_REV + ")");
   app.require_subcommand(1);
   CliState st;
+  set_command_line(argc, argv);
   auto* run = app.add_subcommand("run", "Run a workload and write a report");
   run->require_subcommand(1);
   register_run_gemm(*run, st);

@@ -23,6 +23,7 @@ struct RunCommonOptions {
   bool store_samples = false;   // --store-samples: samples.csv goes into the store too
   std::vector<std::string> tags;  // --tag, repeatable: in run.json's context and the store
   std::string machine_label;    // --label (or $FLOPWATT_MACHINE_LABEL): this machine's name in a fleet
+  std::string command_line;     // as typed, passwords masked (run.json's context.command_line)
 };
 
 // The filesystem root every /sys, /dev and /proc read goes below: the

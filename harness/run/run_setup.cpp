@@ -97,6 +97,7 @@ OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& b
     while (mi >> key >> kib && key != "MemTotal:") mi.ignore(256, '\n');
     if (key == "MemTotal:" && kib > 0) header.context["memory_bytes"] = static_cast<std::int64_t>(kib * 1024);
   }
+  if (!o.command_line.empty()) header.context["command_line"] = o.command_line;
   if (!o.machine_label.empty()) header.context["machine_label"] = store::clean_text(o.machine_label);
   if (!o.tags.empty()) {
     header.context["tags"] = nlohmann::json::array();

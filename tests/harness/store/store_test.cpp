@@ -207,6 +207,10 @@ TEST(Store, PasswordNeverPrinted) {
   // The server out of reach: the run waits in the local store for `store push`.
   EXPECT_NE(r.err.find("kept in"), std::string::npos) << r.err;
   EXPECT_EQ((r.out + r.err + slurp(d / "r/run.json")).find("s3cr3tpw"), std::string::npos);
+  // The command line is kept, the password masked.
+  const auto ctx = nlohmann::json::parse(slurp(d / "r/run.json"))["context"];
+  EXPECT_NE(ctx["command_line"].get<std::string>().find("--store 'postgresql://fw:***@/nodb?host="), std::string::npos)
+      << ctx.dump();
   EXPECT_EQ(flopwatt::store::masked("host=/s password='a b\\'c' dbname=x"), "host=/s password=*** dbname=x");
   EXPECT_EQ(flopwatt::store::masked("postgresql://u@h/db?password=zz&sslmode=verify-full"),
             "postgresql://u@h/db?password=***&sslmode=verify-full");
