@@ -582,8 +582,12 @@ void md_single_table(std::ostringstream& os, const Run& run, const std::vector<R
     if (bb == row.backend || backends_of[row.key].size() < 2) {
       os << " (baseline) |";
     } else {
-      const auto rr = rate_ratio(*x, *by[{row.key, bb}]);
-      os << (rr ? fmt::format(" {} [{}-{}] vs {} |", g3(rr->ratio), g3(rr->ci95[0]), g3(rr->ci95[1]), bb) : " - |");
+      const Measurement* base = by[{row.key, bb}];
+      const auto rr = rate_ratio(*x, *base);
+      const bool spread = has_spread(*x) && has_spread(*base);
+      os << (!rr ? " - |"
+                 : spread ? fmt::format(" {} [{}-{}] vs {} |", g3(rr->ratio), g3(rr->ci95[0]), g3(rr->ci95[1]), bb)
+                          : fmt::format(" {} vs {} (no interval: 1 rep) |", g3(rr->ratio), bb));
     }
     const auto src = pick_energy_source(run, *x, on_mains(run));
     const auto v = fpj(*x, src);

@@ -265,6 +265,12 @@ TEST(Report, RowsDifferingOnlyInThreadsStayApartAndOneRepHasNoSpread) {
   EXPECT_NE(md.find("(1 rep)"), std::string::npos) << md;
   EXPECT_EQ(md.find("[1.33-1.33]"), std::string::npos) << md;
   EXPECT_NE(md.find("1.33 (1 rep)"), std::string::npos) << md;
+  // Within the run, its speedup over another backend has no interval either.
+  Measurement other = row("proj", "cpu:llmc", kSlow);
+  other.threads = 2;
+  const auto with_base = load_runs(write_run(d / "c", make_run("c", {single, other})).string());
+  const std::string md3 = report_markdown(with_base, {});
+  EXPECT_NE(md3.find("(no interval: 1 rep)"), std::string::npos) << md3;
   const json j = report_json(runs, {});
   ASSERT_EQ(j["rows"].size(), 3u) << j.dump(1);
   EXPECT_EQ(j["rows"][0]["threads"], 1);
