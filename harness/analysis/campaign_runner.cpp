@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -51,6 +52,14 @@ std::vector<std::string> common_child_args(const RunCommonOptions& o) {
   if (!o.power.headline_domain.empty()) a.insert(a.end(), {"--headline-domain", o.power.headline_domain});
   if (o.min_time_set) a.insert(a.end(), {"--min-time", shortest(o.min_time_s)});
   if (o.threads > 0) a.insert(a.end(), {"--threads", std::to_string(o.threads)});
+  // Each phase's run is recorded in the results store. The store goes by the
+  // environment, not argv: campaign.json keeps the children's command lines,
+  // and a connection string may hold a password.
+  if (!o.store.empty()) ::setenv("FLOPWATT_STORE", o.store.c_str(), 1);
+  if (o.no_store) a.push_back("--no-store");
+  if (o.store_samples) a.push_back("--store-samples");
+  for (const auto& t : o.tags) a.insert(a.end(), {"--tag", t});
+  if (!o.machine_label.empty()) a.insert(a.end(), {"--label", o.machine_label});
   return a;
 }
 

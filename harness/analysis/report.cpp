@@ -30,10 +30,6 @@ namespace {
 
 const char* const kRunFix = "pass a directory written by `flopwatt run ...` or `flopwatt campaign ...`";
 
-std::string shape_text(const Measurement& m) {
-  return m.shape ? fmt::format("{}x{}x{}", m.shape->M, m.shape->N, m.shape->K) : "";
-}
-
 std::optional<double> fpj(const Measurement& m, const std::optional<std::string>& src) {
   if (!src) return std::nullopt;
   auto it = m.energy.find(*src);
@@ -45,9 +41,19 @@ std::optional<double> fpj(const Measurement& m, const std::optional<std::string>
 std::string g3(double v) { return fmt::format("{:.3g}", v); }
 std::string giga(double v) { return fmt::format("{:.3g}", v * 1e-9); }
 
+// GFLOP/s at the median with the p10-p90 spread of the repetitions; a row of
+// one repetition has no spread and says so instead of showing [x-x].
+std::string rate_with_spread(const Measurement& x) {
+  if (x.reps < 2 || x.rep_times_s.size() == 1) return giga(x.flop_per_s) + " (1 rep)";
+  return fmt::format("{} [{}-{}]", giga(x.flop_per_s), giga(rate_at(x, x.time_s.p90)), giga(rate_at(x, x.time_s.p10)));
+}
+
+bool has_spread(const Measurement& x) { return x.reps >= 2 && x.rep_times_s.size() != 1; }
+
 // One comparable configuration on one backend, and where each run measured it.
 struct Row {
   std::string key, backend;
+  std::string label;                          // config_label, plus the thread count where rows differ only in it
   const Measurement* first = nullptr;         // for the descriptive columns
   std::vector<const Measurement*> per_run;    // nullptr: not measured (or skipped) in that run
   std::vector<std::string> skipped;           // per run: the reason, when skipped
@@ -85,6 +91,15 @@ std::vector<Row> build_rows(const std::vector<LoadedRun>& runs, bool across_back
         row.skipped[r] = *m.skipped;
       }
     }
+  }
+  // Rows the label alone does not tell apart (the same GEMM at 1 and 2
+  // threads) name their thread counts.
+  std::map<std::pair<std::string, std::string>, int> same;
+  for (Row& row : rows) ++same[{config_label(*row.first), row.backend}];
+  for (Row& row : rows) {
+    row.label = config_label(*row.first);
+    if (same[{row.label, row.backend}] > 1 && row.first->threads)
+      row.label += fmt::format(" ({} threads)", *row.first->threads);
   }
   return rows;
 }
@@ -235,23 +250,7 @@ std::vector<LoadedRun> load_runs(const std::string& dir) {
   return out;
 }
 
-std::string config_key(const Measurement& m) {
-  // The FLOP count pins what the name alone does not (model size, batch, sequence).
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{:.9g}", m.workload, m.op, m.pass.value_or(""),
-                     m.layer ? std::to_string(*m.layer) : "", m.dtype, shape_text(m), m.layout.value_or(""), m.flop);
-}
-
-std::string config_label(const Measurement& m) {
-  std::string s = m.op;
-  if (m.pass) s += " " + *m.pass;
-  if (m.layer) s += " L" + std::to_string(*m.layer);
-  // A custom shape's op is already its shape ("128x256x64_NT").
-  const bool named_by_shape = m.shape && m.op.rfind(shape_text(m), 0) == 0;
-  if (m.shape && !named_by_shape) s += " " + shape_text(m);
-  if (m.layout && m.workload == "gemm" && *m.layout != "NN" && !named_by_shape) s += " " + *m.layout;
-  if (m.dtype != "fp32") s += " " + m.dtype;
-  return s;
-}
+// config_key and config_label live with the run model (harness/output/run_model.h).
 
 bool comparable(const Measurement& m) {
   if (m.skipped || !(m.flop_per_s > 0) || m.reps < 1) return false;
@@ -329,6 +328,7 @@ json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
                {"layer", m.layer ? json(*m.layer) : json(nullptr)},
                {"backend", row.backend}, {"dtype", m.dtype},
                {"shape", m.shape ? json{{"M", m.shape->M}, {"N", m.shape->N}, {"K", m.shape->K}} : json(nullptr)},
+               {"layout", json_or_null(m.layout)}, {"threads", json_or_null(m.threads)},
                {"flop", m.flop},         {"simulated", m.simulated}};
     json per = json::object(), ratios = json::object();
     const Measurement* base = row.per_run[o.baseline];
@@ -460,13 +460,12 @@ void md_multi_header(std::ostringstream& os, std::size_t n, std::size_t baseline
 void md_multi_row(std::ostringstream& os, const Row& row, const std::vector<LoadedRun>& runs, const ReportOptions& o,
                   std::set<std::string>& ratio_sources) {
   const bool across = o.across_backends;  // the backend column lists several; cells say which is simulated
-  os << "| " << md_escape(config_label(*row.first)) << " | " << row.backend
+  os << "| " << md_escape(row.label) << " | " << row.backend
      << (row.first->simulated && !across ? " (sim)" : "") << " |";
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const Measurement* x = row.per_run[r];
     if (x)
-      os << fmt::format(" {} [{}-{}]{} |", giga(x->flop_per_s), giga(rate_at(*x, x->time_s.p90)),
-                        giga(rate_at(*x, x->time_s.p10)), x->simulated && across ? " (sim)" : "");
+      os << fmt::format(" {}{} |", rate_with_spread(*x), x->simulated && across ? " (sim)" : "");
     else
       os << (row.skipped[r].empty() ? " - |" : " skipped |");
   }
@@ -474,7 +473,10 @@ void md_multi_row(std::ostringstream& os, const Row& row, const std::vector<Load
   for (std::size_t r = 0; r < runs.size(); ++r) {
     if (r == o.baseline) continue;
     const auto rr = row.per_run[r] && base ? rate_ratio(*row.per_run[r], *base) : std::nullopt;
-    os << (rr ? fmt::format(" {} [{}-{}] |", g3(rr->ratio), g3(rr->ci95[0]), g3(rr->ci95[1])) : " - |");
+    const bool spread = rr && has_spread(*row.per_run[r]) && has_spread(*base);
+    os << (!rr ? " - |"
+               : spread ? fmt::format(" {} [{}-{}] |", g3(rr->ratio), g3(rr->ci95[0]), g3(rr->ci95[1]))
+                        : fmt::format(" {} (no interval: 1 rep) |", g3(rr->ratio)));
   }
   std::vector<std::optional<std::string>> srcs(runs.size());
   for (std::size_t r = 0; r < runs.size(); ++r) {
@@ -517,21 +519,24 @@ void md_single_table(std::ostringstream& os, const Run& run, const std::vector<R
     }
   for (const Row& row : rows) {
     if (row.first->workload != w) continue;
-    os << "| " << md_escape(config_label(*row.first)) << " | " << row.backend
+    os << "| " << md_escape(row.label) << " | " << row.backend
        << (row.first->simulated ? " (sim)" : "") << " |";
     const Measurement* x = row.per_run[0];
     if (!x) {
       os << " skipped: " << md_escape(row.skipped[0]) << " | | | | |\n";
       continue;
     }
-    os << fmt::format(" {} [{}-{}] |", giga(x->flop_per_s), giga(rate_at(*x, x->time_s.p90)),
-                      giga(rate_at(*x, x->time_s.p10)));
+    os << " " << rate_with_spread(*x) << " |";
     const std::string bb = baseline_backend(backends_of[row.key]);
     if (bb == row.backend || backends_of[row.key].size() < 2) {
       os << " (baseline) |";
     } else {
-      const auto rr = rate_ratio(*x, *by[{row.key, bb}]);
-      os << (rr ? fmt::format(" {} [{}-{}] vs {} |", g3(rr->ratio), g3(rr->ci95[0]), g3(rr->ci95[1]), bb) : " - |");
+      const Measurement* base = by[{row.key, bb}];
+      const auto rr = rate_ratio(*x, *base);
+      const bool spread = has_spread(*x) && has_spread(*base);
+      os << (!rr ? " - |"
+                 : spread ? fmt::format(" {} [{}-{}] vs {} |", g3(rr->ratio), g3(rr->ci95[0]), g3(rr->ci95[1]), bb)
+                          : fmt::format(" {} vs {} (no interval: 1 rep) |", g3(rr->ratio), bb));
     }
     const auto src = headline_of(run, *x).source;
     const auto v = fpj(*x, src);

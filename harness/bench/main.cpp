@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 #include <fmt/core.h>
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -19,6 +20,10 @@
 #include "harness/bench/gemm.h"
 #include "harness/bench/gpt2.h"
 #include "harness/bench/grad_order.h"
+#include "harness/bench/record.h"
+#include "harness/run/context.h"
+#include "harness/run/session.h"
+#include "harness/store/store.h"
 #include "harness/output/version.h"
 #include "harness/output/text.h"
 #include "harness/run/run_options.h"
@@ -44,6 +49,7 @@ struct BenchArgs {
   std::string gpt2_presets = "tiny,d12", gpt2_backends, gpt2_batch = "4", gpt2_seq = "64";
   std::string grad_order_model = "none", grad_order_tokens = "4096";
   std::string overhead = "none";
+  std::string store;  // results store; empty: $FLOPWATT_STORE or the default file
   bool help = false;
 };
 
@@ -140,7 +146,21 @@ int bench_main(int argc, char** argv) {
        &a.grad_order_model},
       {"grad-order-tokens", "rows of dY (B*T) of those pairs (default 4096: llm.c's 4 x 1024)", &a.grad_order_tokens},
       {"overhead", "also GEMM M,N,K with the sampler stopped vs running (default none)", &a.overhead},
+      {"store", "results store the run is recorded in: a SQLite file or postgresql:// URI (default $FLOPWATT_STORE, "
+                "else $XDG_DATA_HOME/flopwatt/results.sqlite3); --no-store skips it",
+       &a.store},
   };
+  // --no-store takes no value: out of argv before the flags with values.
+  bool no_store = false;
+  {
+    int out = 1;
+    for (int i = 1; i < argc; ++i) {
+      if (std::string(argv[i]) == "--no-store") no_store = true;
+      else argv[out++] = argv[i];
+    }
+    argc = out;
+    argv[argc] = nullptr;
+  }
   take_flags(argc, argv, flags, a.help);
   if (a.help) {
     fmt::print("flopwatt_bench {}: flopwatt's GEMMs and GPT-2 steps as Google Benchmark benchmarks.\n"
@@ -244,7 +264,17 @@ int bench_main(int argc, char** argv) {
   }
   meter.drain_samples();  // the bench keeps no sample log; only the windows matter
   if (supply) supply->start();
-  benchmark::RunSpecifiedBenchmarks();
+  Run record;
+  record.flopwatt_version = FLOPWATT_VERSION;
+  record.run_id = make_run_id();
+  record.context = collect_context(a.power.sysfs_root, {});
+  record.context["command"] = "flopwatt_bench";
+  if (char host[256] = {}; ::gethostname(host, sizeof host - 1) == 0) record.context["hostname"] = store::clean_text(host);
+  if (const char* l = std::getenv("FLOPWATT_MACHINE_LABEL"); l && *l) record.context["machine_label"] = store::clean_text(l);
+  record.headline_source = headline;
+  record.power_sources = meter.source_infos();
+  gbench::RecordingReporter reporter(benchmark::CreateDefaultDisplayReporter());
+  benchmark::RunSpecifiedBenchmarks(&reporter);
   meter.stop();
   if (supply) {
     supply->stop();
@@ -258,6 +288,10 @@ int bench_main(int argc, char** argv) {
                  join(what, ", "));
     }
   }
+  record.complete = true;
+  record.measurements = reporter.measurements(headline, omp_get_max_threads());
+  if (!record.measurements.empty())
+    store::record_finished_run(record, "", {a.store, no_store, false, {}}, stderr);
   benchmark::Shutdown();
   return 0;
 }

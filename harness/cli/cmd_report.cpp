@@ -3,12 +3,14 @@
 
 #include <charconv>
 #include <fstream>
+#include <map>
 
 #include "harness/cli/commands.h"
 #include "harness/analysis/bench_compare.h"
 #include "harness/analysis/report.h"
 #include "harness/output/safe_file.h"
 #include "harness/output/text.h"
+#include "harness/store/store.h"
 #include "workloads/error.h"
 
 namespace flopwatt {
@@ -22,7 +24,48 @@ struct ReportArgs {
   std::string out;
   bool across_backends = false;
   double alpha = kUTestAlpha;
+  // A fleet from the results store: the newest run of each group side by side.
+  std::string store, group_by;
+  store::ListFilter filter;
 };
+
+// The group a stored run belongs to, by the --group-by keys: machine (its
+// label, else its id) and supply (mains, battery or unknown at the start).
+std::string group_of(const store::RunSummary& s, const Run& run, const std::vector<std::string>& keys) {
+  std::vector<std::string> parts;
+  for (const auto& k : keys) {
+    if (k == "machine") parts.push_back(s.machine_label.empty() ? s.machine_id : s.machine_label);
+    else if (k == "supply") {
+      const auto ac = run.context.find("ac_online");
+      parts.push_back(ac == run.context.end() || !ac->is_boolean() ? "unknown" : ac->get<bool>() ? "mains" : "battery");
+    } else if (k == "command") {
+      parts.push_back(s.command);
+    }
+  }
+  return join(parts, "/");
+}
+
+std::vector<LoadedRun> fleet_runs(const ReportArgs& a) {
+  const auto keys = split_list(a.group_by.empty() ? "machine,supply" : a.group_by);
+  for (const auto& k : keys)
+    if (k != "machine" && k != "supply" && k != "command")
+      throw InputError("--group-by " + a.group_by, "unknown key '" + k + "'", "use machine, supply and/or command");
+  auto s = store::Store::open(store::resolve(a.store), false);
+  std::map<std::string, LoadedRun> newest;  // list() is oldest first: later runs replace earlier ones
+  for (const auto& r : s->list(a.filter)) {
+    LoadedRun lr;
+    lr.run = run_from_json(nlohmann::json::parse(*s->run_json(r.run_id)));
+    lr.label = group_of(r, lr.run, keys);
+    lr.dir = r.run_id;
+    newest[lr.label] = std::move(lr);
+  }
+  if (newest.empty())
+    throw InputError("--store " + store::masked(s->target().spec), "holds no run that matches",
+                     "record runs first, or loosen --tag, --since, --machine");
+  std::vector<LoadedRun> runs;
+  for (auto& [k, v] : newest) runs.push_back(std::move(v));
+  return runs;
+}
 
 std::size_t find_baseline(const std::vector<LoadedRun>& runs, const std::string& b) {
   if (b.empty()) return 0;
@@ -68,6 +111,17 @@ int run_bench_compare(const ReportArgs& a) {
 }
 
 int run_report(ReportArgs& a) {
+  if (!a.store.empty() || !a.group_by.empty()) {
+    if (!a.dirs.empty())
+      throw InputError("--store", "reads runs from the store, not from directories", "drop the directories, or --store");
+    std::vector<LoadedRun> runs = store::naming_store(a.store, [&] { return fleet_runs(a); });
+    ReportOptions o;
+    o.baseline = find_baseline(runs, a.baseline);
+    o.across_backends = a.across_backends;
+    write_text(a, report_format(a.format, "--format").render(runs, o));
+    return 0;
+  }
+  if (a.dirs.empty()) throw InputError("report", "needs run directories, or --store", "pass DIR [DIR..]");
   std::size_t bench = 0;
   for (const auto& d : a.dirs) bench += is_bench_json(d) ? 1 : 0;
   if (bench == a.dirs.size()) return run_bench_compare(a);
@@ -103,8 +157,7 @@ void register_report(CLI::App& app, CliState& st) {
   cmd->add_option("dirs", a->dirs,
                   "Run directories (run.json), campaign directories (campaign.json) or folders of runs; or two "
                   "flopwatt_bench --benchmark_format=json files (baseline first): time and energy counters per "
-                  "benchmark with a Mann-Whitney U test on the repetitions")
-      ->required();
+                  "benchmark with a Mann-Whitney U test on the repetitions");
   cmd->add_option("--alpha", a->alpha, "Significance level of the U test for flopwatt_bench files (default 0.05)");
   cmd->add_option("--format", a->format, "md (default) | csv | json");
   cmd->add_option("--baseline", a->baseline, "Run the ratios are relative to: its number (1..) or label (default 1)");
@@ -112,6 +165,14 @@ void register_report(CLI::App& app, CliState& st) {
   cmd->add_flag("--across-backends", a->across_backends,
                 "Line up configurations whatever their backend (runs of one backend each, e.g. run gpt2 per "
                 "--gemm-backend): the ratios become backend speedups");
+  cmd->add_option("--store", a->store,
+                  "Read the runs from a results store (SQLite file or postgresql:// URI) instead of directories");
+  cmd->add_option("--group-by", a->group_by,
+                  "With --store: the newest run of each group side by side; keys machine, supply, command "
+                  "(default machine,supply)");
+  cmd->add_option("--tag", a->filter.tag, "With --store: only runs with this tag");
+  cmd->add_option("--since", a->filter.since, "With --store: only runs started at or after this UTC date");
+  cmd->add_option("--machine", a->filter.machine, "With --store: only this machine (label, hostname or id)");
   cmd->callback([a, &st] { st.exit_code = run_report(*a); });
 }
 

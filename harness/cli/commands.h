@@ -16,6 +16,10 @@ struct CliState {
 void add_run_common_options(CLI::App* cmd, RunCommonOptions& o);
 // Applies FLOPWATT_SYSFS_ROOT, validates values; throws InputError naming the flag.
 void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o);
+// Keeps the command line for run.json (context.command_line), passwords masked; main() calls it first.
+void set_command_line(int argc, char** argv);
+// --store and --no-store, for every command that records runs or reads the store.
+void add_store_options(CLI::App* cmd, std::string& store, bool& no_store);
 
 void register_run_gemm(CLI::App& run, CliState& st);      // harness/cli/cmd_gemm.cpp
 void register_run_default(CLI::App& run, CliState& st);   // harness/cli/cmd_default.cpp
@@ -28,5 +32,8 @@ void register_run_gpt2(CLI::App& run, CliState& st);      // harness/cli/cmd_gpt
 void register_campaign(CLI::App& app, CliState& st);      // harness/cli/cmd_campaign.cpp
 void register_report(CLI::App& app, CliState& st);        // harness/cli/cmd_report.cpp
 void register_plot(CLI::App& app, CliState& st);          // harness/cli/cmd_plot.cpp
+void register_store(CLI::App& app, CliState& st);         // harness/cli/cmd_store.cpp
+void register_history(CLI::App& app, CliState& st);       // harness/cli/cmd_history.cpp
+void register_compare(CLI::App& app, CliState& st);       // harness/cli/cmd_compare.cpp
 
 }  // namespace flopwatt

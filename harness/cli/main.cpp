@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(FLOPWATT_VERSION) + " (" + FLOPWATT_GIT_REV + ")");
   app.require_subcommand(1);
   CliState st;
+  set_command_line(argc, argv);
   auto* run = app.add_subcommand("run", "Run a workload and write a report");
   run->require_subcommand(1);
   register_run_gemm(*run, st);
@@ -24,6 +25,9 @@ int main(int argc, char** argv) {
   register_campaign(app, st);
   register_report(app, st);
   register_plot(app, st);
+  register_store(app, st);
+  register_history(app, st);
+  register_compare(app, st);
   if (argc > 1 && argv[1][0] != '-') {  // CLI11 would only say "a subcommand is required"
     bool known = false;
     for (const auto* sub : app.get_subcommands({})) known = known || sub->check_name(argv[1]);

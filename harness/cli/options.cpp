@@ -5,12 +5,37 @@
 #include <cstdlib>
 
 #include "harness/run/session.h"
+#include "harness/store/store.h"
 #include "power/config_error.h"
 #include "power/external_log.h"
 #include "workloads/error.h"
 #include "workloads/limits.h"
 
 namespace flopwatt {
+
+namespace {
+
+std::string g_command_line;
+
+}  // namespace
+
+void set_command_line(int argc, char** argv) {
+  std::string line = "flopwatt";
+  for (int i = 1; i < argc; ++i) {
+    // A connection string may carry a password: it never reaches run.json.
+    const std::string arg = store::clean_text(store::masked(argv[i]));
+    const bool plain = !arg.empty() && arg.find_first_of(" \t'\"\\$;&|<>()*?") == std::string::npos;
+    line += ' ';
+    if (plain) {
+      line += arg;
+    } else {
+      line += '\'';
+      for (char c : arg) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      line += '\'';
+    }
+  }
+  g_command_line = line;
+}
 
 void add_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
   cmd->add_option("--power", o.power.power, "Power sources: auto, none, or ID[,ID..] (see `flopwatt sources`)");
@@ -26,6 +51,10 @@ void add_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
   cmd->add_option("--min-time", o.min_time_s, "Minimum timed seconds per measurement");
   cmd->add_option("--min-reps", o.min_reps, "Minimum repetitions per measurement");
   cmd->add_option("--threads", o.threads, "OpenMP threads (default: all cores)");
+  add_store_options(cmd, o.store, o.no_store);
+  cmd->add_flag("--store-samples", o.store_samples, "Record samples.csv in the results store too");
+  cmd->add_option("--tag", o.tags, "Tag the run in the results store (repeatable)");
+  cmd->add_option("--label", o.machine_label, "This machine's name in the results store (default $FLOPWATT_MACHINE_LABEL)");
 }
 
 void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
@@ -52,6 +81,16 @@ void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
     }
   }
   o.power.sysfs_root = resolve_sysfs_root(o.power.sysfs_root);
+  if (o.machine_label.empty())
+    if (const char* l = std::getenv("FLOPWATT_MACHINE_LABEL")) o.machine_label = l;
+  o.command_line = g_command_line;
+}
+
+void add_store_options(CLI::App* cmd, std::string& store, bool& no_store) {
+  cmd->add_option("--store", store,
+                  "Results store: a SQLite file or a postgresql:// URI / libpq connection string (default "
+                  "$FLOPWATT_STORE, else $XDG_DATA_HOME/flopwatt/results.sqlite3)");
+  cmd->add_flag("--no-store", no_store, "Do not record the run in the results store");
 }
 
 }  // namespace flopwatt

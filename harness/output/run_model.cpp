@@ -1,5 +1,7 @@
 #include "harness/output/run_model.h"
 
+#include <fmt/core.h>
+
 #include "harness/output/metrics.h"
 #include "harness/output/text.h"
 
@@ -261,6 +263,38 @@ Run run_from_json(const json& j) {
                             json_optional<std::string>(f, "supply")};
   for (const auto& m : j.value("measurements", json::array())) r.measurements.push_back(measurement_from_json(m));
   return r;
+}
+
+namespace {
+
+std::string shape_text(const Measurement& m) {
+  return m.shape ? fmt::format("{}x{}x{}", m.shape->M, m.shape->N, m.shape->K) : "";
+}
+
+}  // namespace
+
+std::string config_key(const Measurement& m) {
+  // The FLOP count pins what the name alone does not (model size, batch, sequence).
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{:.9g}", m.workload, m.op, m.pass.value_or(""),
+                     m.layer ? std::to_string(*m.layer) : "", m.dtype, shape_text(m), m.layout.value_or(""),
+                     m.threads ? std::to_string(*m.threads) : "", m.flop);
+}
+
+std::string config_label(const Measurement& m) {
+  // Appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on `s += " " + x`.
+  std::string s = m.op;
+  auto add = [&s](const std::string& part) {
+    s += ' ';
+    s += part;
+  };
+  if (m.pass) add(*m.pass);
+  if (m.layer) add(fmt::format("L{}", *m.layer));
+  // A custom shape's op is already its shape ("128x256x64_NT").
+  const bool named_by_shape = m.shape && m.op.rfind(shape_text(m), 0) == 0;
+  if (m.shape && !named_by_shape) add(shape_text(m));
+  if (m.layout && m.workload == "gemm" && *m.layout != "NN" && !named_by_shape) add(*m.layout);
+  if (m.dtype != "fp32") add(m.dtype);
+  return s;
 }
 
 }  // namespace flopwatt

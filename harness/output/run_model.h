@@ -141,4 +141,12 @@ nlohmann::json to_json(const Run& r);
 Measurement measurement_from_json(const nlohmann::json& j);
 Run run_from_json(const nlohmann::json& j);
 
+// What a measurement measured, without the backend: every configuration field
+// (workload, op, pass, layer, dtype, shape, layout, threads, FLOP count), so
+// rows of different runs or backends with the same key are comparable and
+// rows that differ in any of them (2 threads against 1) stay apart.
+std::string config_key(const Measurement& m);
+// Readable name of the configuration for tables: "qkv fwd 256x2304x768", "step", "attn bwd L3".
+std::string config_label(const Measurement& m);
+
 }  // namespace flopwatt

@@ -3,6 +3,7 @@
 // lifecycle (harness/run/run_setup.h) and the runners read them.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "harness/run/energy.h"
 
@@ -16,6 +17,13 @@ struct RunCommonOptions {
   bool min_time_set = false;    // user fixed --min-time: do not lengthen for gauges
   int min_reps = 5;
   int threads = 0;              // 0: all cores
+  // The results store (harness/store/store.h) every finished run is recorded in.
+  std::string store;            // --store PATH|URL; empty: $FLOPWATT_STORE or the default file
+  bool no_store = false;        // --no-store
+  bool store_samples = false;   // --store-samples: samples.csv goes into the store too
+  std::vector<std::string> tags;  // --tag, repeatable: in run.json's context and the store
+  std::string machine_label;    // --label (or $FLOPWATT_MACHINE_LABEL): this machine's name in a fleet
+  std::string command_line;     // as typed, passwords masked (run.json's context.command_line)
 };
 
 // The filesystem root every /sys, /dev and /proc read goes below: the

@@ -1,16 +1,31 @@
 #include "harness/run/run_setup.h"
 
+#include <unistd.h>
+
+#include <ctime>
+#include <fstream>
+
 #include <fmt/core.h>
 
 #include "harness/output/writer.h"
 #include "harness/run/context.h"
 #include "harness/output/version.h"
 #include "power/power_state.h"
+#include "power/sysfs.h"
 #include "power/temperature.h"
 
 namespace flopwatt {
 
 namespace {
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char b[32];
+  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return b;
+}
 
 constexpr double kSupplyPollS = 1.0;  // an ACPI round trip per poll: slow enough to cost nothing
 
@@ -73,12 +88,28 @@ OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& b
   if (add_power_state(header.context, r.root)) r.supply = std::make_unique<power::SupplyMonitor>(r.root, kSupplyPollS);
   header.context["temperatures_start"] = temperatures_json(power::read_temperatures(r.root));
   for (const auto& [k, v] : extra_context.items()) header.context[k] = v;
+  // What a fleet's store tells machines and runs apart by.
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) header.context["hostname"] = store::clean_text(host);
+  if (std::ifstream mi(power::under_root(r.root, "/proc/meminfo")); mi) {
+    std::string key;
+    double kib = 0;
+    while (mi >> key >> kib && key != "MemTotal:") mi.ignore(256, '\n');
+    if (key == "MemTotal:" && kib > 0) header.context["memory_bytes"] = static_cast<std::int64_t>(kib * 1024);
+  }
+  if (!o.command_line.empty()) header.context["command_line"] = o.command_line;
+  if (!o.machine_label.empty()) header.context["machine_label"] = store::clean_text(o.machine_label);
+  if (!o.tags.empty()) {
+    header.context["tags"] = nlohmann::json::array();
+    for (const auto& t : o.tags) header.context["tags"].push_back(store::clean_text(t));
+  }
   header.power_sources = r.meter->source_infos();
   header.headline_source = r.meter->headline_source();
   if (const auto hc = r.meter->headline_choice(); !hc.is_null()) header.context["headline"] = hc;
   const std::string out = o.out.empty() ? "results/runs/" + header.run_id : o.out;
   r.session = std::make_unique<Session>(std::move(header), out, o.overwrite);
   r.backends = backends;
+  r.record = {o.store, o.no_store, o.store_samples, {}};
   if (r.supply) r.supply->start();
   r.meter->watch_supply(r.supply.get());
   r.meter->start();
@@ -96,6 +127,7 @@ void close_run(OpenRun& r, bool complete) {
   // Sources that went away mid-run (their windows have no energy after it).
   r.session->run().context["source_gaps"] = r.meter->source_gaps();
   record_supply(r);
+  r.session->run().context["ended_utc"] = utc_now();
   r.session->finish(complete);
 }
 
@@ -108,6 +140,7 @@ OpenRun start_run(const RunCommonOptions& o, const std::vector<const Backend*>& 
 
 int end_run(OpenRun& r, bool complete, std::FILE* out, RunEnding ending) {
   close_run(r, complete);
+  store::record_finished_run(r.session->run(), r.session->out_dir(), r.record, stderr);
   if (ending == RunEnding::kSummary) {
     WriterTarget console;
     console.stream = out;

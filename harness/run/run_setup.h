@@ -12,6 +12,7 @@
 #include "harness/run/energy.h"
 #include "harness/run/run_options.h"
 #include "harness/run/session.h"
+#include "harness/store/store.h"
 #include "power/supply_track.h"
 
 namespace flopwatt {
@@ -28,6 +29,8 @@ struct OpenRun {
   // power supply class, a desktop or a VM): changes go into the context and
   // the measurements whose windows overlap one are flagged supply_changed.
   std::unique_ptr<power::SupplyMonitor> supply;
+  // Where end_run records the finished run (--store, --no-store, --store-samples).
+  store::RecordOptions record;
 };
 
 // Builds the Run header (context incl. `extra_context`, power sources), creates
@@ -47,7 +50,9 @@ enum class RunEnding {
   kSummary,     // the pivot of every measurement (print_summary), ending with the report path
   kReportPath,  // the report path alone: the command has printed its own table
 };
-// close_run, then the closing lines on `out`. complete is false when the run
+// close_run, then records the run in the results store (a store that cannot
+// be written is a warning on stderr, never a changed status), then the
+// closing lines on `out`. complete is false when the run
 // was interrupted: stderr then says where the partial report is. Returns the
 // exit status so far: 130 when interrupted, else 0.
 int end_run(OpenRun& r, bool complete, std::FILE* out, RunEnding ending);

@@ -11,6 +11,27 @@ namespace flopwatt::testing {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Every run a test starts is also recorded in the results store: point the
+// default store at a directory of this process, never the user's home, and
+// ignore a FLOPWATT_STORE of the environment (a suite that tests the store
+// passes --store or sets it on its own command lines).
+const fs::path kTestDataHome = [] {
+  const fs::path d = fs::temp_directory_path() / ("flopwatt_test_data_" + std::to_string(::getpid()));
+  std::error_code ec;
+  fs::create_directories(d, ec);
+  ::setenv("XDG_DATA_HOME", d.c_str(), 1);
+  ::unsetenv("FLOPWATT_STORE");
+  std::atexit([] {
+    std::error_code e;
+    fs::remove_all(fs::temp_directory_path() / ("flopwatt_test_data_" + std::to_string(::getpid())), e);
+  });
+  return d;
+}();
+
+}  // namespace
+
 std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(f)), {});

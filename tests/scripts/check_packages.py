@@ -30,9 +30,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # Programs run outside what CMake records: by bootstrap, by ctest, or by the tests
 # themselves (tests/power: umockdev-run, setpriv, bash; tests/harness: compare.py),
-# and by CI's scripts/fuzz.sh (clang++ with libFuzzer's runtime).
+# and by CI's scripts/fuzz.sh (clang++ with libFuzzer's runtime); tests/harness/store
+# starts a PostgreSQL 15 server (initdb, pg_ctl) as nobody through runuser.
 TOOLS = ["cmake", "ctest", "make", "pkg-config", "git", "bash", "sh", "umockdev-run", "setpriv",
-         "/usr/bin/python3", "/usr/share/benchmark/compare.py", "clang++"]
+         "/usr/bin/python3", "/usr/share/benchmark/compare.py", "clang++", "runuser",
+         "/usr/lib/postgresql/15/bin/initdb", "/usr/lib/postgresql/15/bin/pg_ctl",
+         "/usr/lib/postgresql/15/bin/postgres"]
 RUNTIME_FILES = ["/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a"]
 
 # Scripts that are run by hand and never by the tests, with what they need.

@@ -334,10 +334,16 @@ TEST(CampaignCli, UnplugDuringTheWaitGivesAComparisonWithTheRightRatios) {
     // milliseconds on a loaded machine, which a 50 ms window turned into a 57%
     // error in the mains package power (a fixture artifact, not the sampler's).
     r = run_cli(campaign_args(root, out, "--shapes '48,40,32;65,33,17,NT' --backend cpu:llmc,cpu:openblas "
-                                         "--wait-timeout 30 --min-time 0.25"));
+                                         "--wait-timeout 30 --min-time 0.25 --tag e2e-campaign --store " +
+                                         (root.parent_path() / "store.sqlite3").string()));
     EXPECT_TRUE(laptop.unplugged());
   }
   ASSERT_EQ(r.code, 0) << r.out << r.err;
+  // Both phases' runs reach the results store the campaign names, with its tag.
+  const Result stored =
+      run_cli("store ls --format csv --tag e2e-campaign --store " + (root.parent_path() / "store.sqlite3").string());
+  ASSERT_EQ(stored.code, 0) << stored.err;
+  EXPECT_EQ(std::count(stored.out.begin(), stored.out.end(), '\n'), 3) << stored.out;
 
   const json camp = read_json(out / "campaign.json");
   EXPECT_TRUE(camp["complete"].get<bool>());

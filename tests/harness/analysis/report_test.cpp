@@ -261,6 +261,45 @@ TEST(Report, CampaignDirAndFolderOfRuns) {
   fs::remove_all(d);
 }
 
+TEST(Report, RowsDifferingOnlyInThreadsStayApartAndOneRepHasNoSpread) {
+  // `run peak` measures the same GEMM at 1 and 2 threads: both rows reach the reader.
+  Measurement one = row("qkv", "cpu:onednn", kSlow), two = row("qkv", "cpu:onednn", kFast);
+  one.threads = 1;
+  two.threads = 2;
+  Measurement single = row("proj", "cpu:onednn", {1.5e-3});
+  single.threads = 2;
+  const fs::path d = temp_dir("threads");
+  const auto runs = load_runs(write_run(d / "a", make_run("a", {one, two, single})).string());
+  const std::string md = report_markdown(runs, {});
+  EXPECT_NE(md.find("qkv 100x200x50 (1 threads)"), std::string::npos) << md;
+  EXPECT_NE(md.find("qkv 100x200x50 (2 threads)"), std::string::npos) << md;
+  EXPECT_NE(md.find("(1 rep)"), std::string::npos) << md;
+  EXPECT_EQ(md.find("[1.33-1.33]"), std::string::npos) << md;
+  EXPECT_NE(md.find("1.33 (1 rep)"), std::string::npos) << md;
+  // Within the run, its speedup over another backend has no interval either.
+  Measurement other = row("proj", "cpu:llmc", kSlow);
+  other.threads = 2;
+  const auto with_base = load_runs(write_run(d / "c", make_run("c", {single, other})).string());
+  const std::string md3 = report_markdown(with_base, {});
+  EXPECT_NE(md3.find("(no interval: 1 rep)"), std::string::npos) << md3;
+  const json j = report_json(runs, {});
+  ASSERT_EQ(j["rows"].size(), 3u) << j.dump(1);
+  EXPECT_EQ(j["rows"][0]["threads"], 1);
+  EXPECT_EQ(j["rows"][1]["threads"], 2);
+  // A second run with the rows at one repetition each: ratios say they have no interval.
+  Measurement one_b = row("qkv", "cpu:onednn", {1.0e-3});
+  one_b.threads = 1;
+  const auto both = [&] {
+    auto v = load_runs((d / "a").string());
+    auto w = load_runs(write_run(d / "b", make_run("b", {one_b})).string());
+    v.push_back(std::move(w[0]));
+    return v;
+  }();
+  const std::string md2 = report_markdown(both, {});
+  EXPECT_NE(md2.find("(no interval: 1 rep)"), std::string::npos) << md2;
+  fs::remove_all(d);
+}
+
 TEST(Report, BadInputThrowsNamingTheFile) {
   const fs::path d = temp_dir("bad");
   auto expect_error = [](const std::string& dir, const std::string& names) {

@@ -250,4 +250,31 @@ TEST(Bench, BadFlagsExitTwo) {
   EXPECT_EQ(list.out.find("cpu:reference"), std::string::npos);  // the oracle is not timed
 }
 
+TEST(Bench, RunIsRecordedInTheResultsStoreWithItsRepetitions) {
+  const fs::path d = temp_dir("store");
+  const std::string store = (d / "s.sqlite3").string();
+  const std::string args = "--power none --shapes 32,24,16 --backends cpu:llmc --gpt2-presets none "
+                           "--benchmark_min_time=0.005 --benchmark_repetitions=3 --benchmark_format=json ";
+  Result r = bench(args + "--store " + store);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(json::accept(r.out)) << r.out;  // Google Benchmark's own output is unchanged
+  const std::string flopwatt = FLOPWATT_BINARY;
+  Result ex = flopwatt::testing::run_command_line(flopwatt + " store export --format json --store " + store);
+  ASSERT_EQ(ex.code, 0) << ex.err;
+  const json runs = json::parse(ex.out);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0]["context"]["command"], "flopwatt_bench");
+  ASSERT_EQ(runs[0]["measurements"].size(), 1u);
+  const json& m = runs[0]["measurements"][0];
+  EXPECT_EQ(m["backend"], "cpu:llmc");
+  EXPECT_EQ(m["op"], "32x24x16");
+  EXPECT_EQ(m["rep_times_s"].size(), 3u);
+  EXPECT_DOUBLE_EQ(m["flop"].get<double>(), 2.0 * 32 * 24 * 16);
+  // --no-store: nothing recorded.
+  r = bench(args + "--no-store --store " + (d / "none.sqlite3").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(d / "none.sqlite3"));
+  fs::remove_all(d);
+}
+
 }  // namespace

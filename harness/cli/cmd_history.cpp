@@ -1,0 +1,184 @@
+// `flopwatt history METRIC`: one metric of every stored run, per configuration,
+// backend and machine, oldest first, with its change points marked.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "harness/cli/commands.h"
+#include "harness/output/safe_file.h"
+#include "harness/output/text.h"
+#include "harness/store/store.h"
+#include "workloads/error.h"
+
+namespace flopwatt {
+
+namespace {
+
+struct HistoryArgs {
+  store::HistoryFilter filter;
+  std::string store, format = "md";
+  bool no_store = false;
+  double threshold_pct = 5;
+  std::string plot;  // an SVG file
+};
+
+// The series as an SVG line chart: one polyline per series over its runs in
+// time order, change points circled in red. Self-contained (no plotting
+// library): a CI job can attach it as it is.
+std::string history_svg(const std::vector<store::HistoryPoint>& pts,
+                        const std::vector<std::pair<std::size_t, std::size_t>>& series, const std::vector<bool>& marks,
+                        const std::string& metric) {
+  constexpr double W = 900, H = 420, L = 70, R = 260, T = 30, B = 40;
+  constexpr std::size_t kMaxSeries = 12;
+  static const char* colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2",
+                                  "#7f7f7f", "#bcbd22", "#17becf", "#d62728", "#393b79", "#637939"};
+  double lo = 0, hi = 0;
+  std::size_t longest = 1;
+  bool any = false;
+  for (std::size_t k = 0; k < series.size() && k < kMaxSeries; ++k) {
+    longest = std::max(longest, series[k].second - series[k].first);
+    for (std::size_t i = series[k].first; i < series[k].second; ++i) {
+      lo = any ? std::min(lo, pts[i].value) : pts[i].value;
+      hi = any ? std::max(hi, pts[i].value) : pts[i].value;
+      any = true;
+    }
+  }
+  if (hi <= lo) hi = lo + (lo == 0 ? 1 : std::abs(lo) * 0.1);
+  const auto x = [&](std::size_t j) { return L + (W - L - R) * (longest > 1 ? double(j) / double(longest - 1) : 0.5); };
+  const auto y = [&](double v) { return T + (H - T - B) * (1 - (v - lo) / (hi - lo)); };
+  auto esc = [](const std::string& t) {
+    std::string o;
+    for (char c : t) o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+    return o;
+  };
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" "
+      "font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<text x=\"{}\" y=\"18\" font-size=\"13\">{} over stored runs (oldest left; red circles: change points)</text>\n"
+      "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n"
+      "<text x=\"4\" y=\"{}\">{:.4g}</text><text x=\"4\" y=\"{}\">{:.4g}</text>\n",
+      W, H, L, esc(metric), L, H - B, W - R, H - B, y(hi) + 4, hi, y(lo) + 4, lo);
+  for (std::size_t k = 0; k < series.size() && k < kMaxSeries; ++k) {
+    const auto [b, e] = series[k];
+    std::string line;
+    for (std::size_t i = b; i < e; ++i) line += fmt::format("{:.1f},{:.1f} ", x(i - b), y(pts[i].value));
+    svg += fmt::format("<polyline fill=\"none\" stroke=\"{}\" points=\"{}\"/>\n", colours[k], line);
+    for (std::size_t i = b; i < e; ++i)
+      if (marks[i])
+        svg += fmt::format("<circle class=\"change\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"none\" stroke=\"red\"/>\n",
+                           x(i - b), y(pts[i].value));
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\">{} {} ({})</text>\n", W - R + 8, T + 14 * double(k) + 10,
+                       colours[k], esc(pts[b].label), esc(pts[b].backend), esc(pts[b].machine));
+  }
+  if (series.size() > kMaxSeries)
+    svg += fmt::format("<text x=\"{}\" y=\"{}\">+{} more series (narrow with --op, --backend, --machine)</text>\n",
+                       W - R + 8, T + 14 * double(kMaxSeries) + 10, series.size() - kMaxSeries);
+  return svg + "</svg>\n";
+}
+
+// How many points on each side of a candidate the change test looks at.
+constexpr std::size_t kWindow = 5;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// A step, not a blip: point i starts a change when the medians of the k
+// points before it and the k points from it on (k as large as both sides
+// allow, at least 2, at most kWindow) differ by more than the threshold and
+// point i itself has left the old level; of consecutive candidates only the
+// first is marked.
+std::vector<bool> change_points(const std::vector<double>& v, double thr) {
+  std::vector<bool> mark(v.size(), false);
+  for (std::size_t i = 2; i + 2 <= v.size(); ++i) {
+    const std::size_t k = std::min({i, v.size() - i, kWindow});
+    const auto at = [&v](std::size_t j) { return v.begin() + static_cast<std::ptrdiff_t>(j); };
+    const double b = median(std::vector<double>(at(i - k), at(i)));
+    const double a = median(std::vector<double>(at(i), at(i + k)));
+    mark[i] = b != 0 && std::abs(a - b) / std::abs(b) > thr && std::abs(v[i] - b) / std::abs(b) > thr && !mark[i - 1];
+  }
+  return mark;
+}
+
+int run_history(const HistoryArgs& a) {
+  if (a.no_store) throw InputError("--no-store", "history reads the store", "drop --no-store");
+  if (a.format != "md" && a.format != "csv" && a.format != "json")
+    throw InputError("--format " + a.format, "unknown format", "use md, csv or json");
+  if (!(a.threshold_pct > 0) || !std::isfinite(a.threshold_pct))
+    throw InputError("--threshold", "must be a positive percentage", "pass for example --threshold 5");
+  auto s = store::Store::open(store::resolve(a.store), false);
+  const auto pts = s->history(a.filter);
+  // Series: consecutive points of one configuration, backend and machine (the query's order).
+  std::vector<std::pair<std::size_t, std::size_t>> series;
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const bool same = i > 0 && pts[i].config_key == pts[i - 1].config_key && pts[i].backend == pts[i - 1].backend &&
+                      pts[i].machine == pts[i - 1].machine;
+    if (same) series.back().second = i + 1;
+    else series.emplace_back(i, i + 1);
+  }
+  std::vector<bool> marks(pts.size(), false);
+  for (const auto& [b, e] : series) {
+    std::vector<double> v;
+    for (std::size_t i = b; i < e; ++i) v.push_back(pts[i].value);
+    const auto m = change_points(v, a.threshold_pct / 100);
+    for (std::size_t i = b; i < e; ++i) marks[i] = m[i - b];
+  }
+  const std::string& metric = a.filter.metric;
+  if (!a.plot.empty())
+    OutputDir::parent_of(a.plot, "--plot")
+        .replace(std::filesystem::path(a.plot).filename().string(), history_svg(pts, series, marks, metric));
+  if (a.format == "json") {
+    nlohmann::json j = nlohmann::json::array();
+    for (std::size_t i = 0; i < pts.size(); ++i)
+      j.push_back({{"configuration", pts[i].label}, {"config_key", pts[i].config_key}, {"backend", pts[i].backend},
+                   {"machine", pts[i].machine}, {"run_id", pts[i].run_id}, {"started_utc", pts[i].started_utc},
+                   {"git_revision", pts[i].git_revision}, {metric, pts[i].value}, {"change_point", bool(marks[i])}});
+    fmt::print("{}\n", j.dump(2));
+  } else if (a.format == "csv") {
+    fmt::print("configuration,backend,machine,run_id,started_utc,git_revision,{},change_point\n", metric);
+    for (std::size_t i = 0; i < pts.size(); ++i)
+      fmt::print("{},{},{},{},{},{},{},{}\n", csv_escape(pts[i].label), pts[i].backend, csv_escape(pts[i].machine),
+                 pts[i].run_id, pts[i].started_utc, pts[i].git_revision, shortest(pts[i].value), marks[i] ? 1 : 0);
+  } else {
+    std::string md;
+    for (const auto& [b, e] : series) {
+      md += fmt::format("#### {} on {} ({})\n\n| started (UTC) | run id | git | {} | vs previous | |\n|---|---|---|---|---|---|\n",
+                        pts[b].label, pts[b].backend, pts[b].machine, metric);
+      for (std::size_t i = b; i < e; ++i) {
+        const double prev = i > b ? pts[i - 1].value : 0;
+        md += fmt::format("| {} | {} | {} | {:.4g} | {} | {} |\n", pts[i].started_utc, pts[i].run_id,
+                          pts[i].git_revision, pts[i].value,
+                          i > b && prev != 0 ? fmt::format("{:+.1f}%", 100 * (pts[i].value - prev) / prev) : "",
+                          marks[i] ? "**change**" : "");
+      }
+      md += "\n";
+    }
+    md += fmt::format("{} point(s) in {} series; **change**: the median of up to {} runs from here differs by more "
+                      "than {}% from the median of as many runs before (at least 2 each side).\n",
+                      pts.size(), series.size(), kWindow, shortest(a.threshold_pct));
+    fmt::print("{}", md);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_history(CLI::App& app, CliState& st) {
+  auto* cmd = app.add_subcommand("history", "One metric over the stored runs, per configuration, with change points");
+  auto a = std::make_shared<HistoryArgs>();
+  cmd->add_option("metric", a->filter.metric, "flop_per_s | flop_per_j | median_s | energy_j")->required();
+  cmd->add_option("--backend", a->filter.backend, "Only this backend (cpu:onednn, ...)");
+  cmd->add_option("--op", a->filter.op, "Only this operation (fc_dweight, qkv, ...)");
+  cmd->add_option("--machine", a->filter.machine, "Only this machine (label, hostname or id)");
+  cmd->add_option("--format", a->format, "md (default) | csv | json");
+  cmd->add_option("--threshold", a->threshold_pct, "Change-point threshold in percent (default 5)");
+  cmd->add_option("--plot", a->plot, "Also draw the series into this SVG file (change points circled)");
+  add_store_options(cmd, a->store, a->no_store);
+  cmd->callback([a, &st] { st.exit_code = store::naming_store(a->store, [&] { return run_history(*a); }); });
+}
+
+}  // namespace flopwatt

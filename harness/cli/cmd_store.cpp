@@ -1,0 +1,214 @@
+// `flopwatt store import|ls|show|export|push|init`: the results store
+// (harness/store/store.h) from the command line.
+#include <fmt/core.h>
+
+#include <map>
+#include <set>
+
+#include "harness/analysis/report.h"
+#include "harness/cli/commands.h"
+#include "harness/output/text.h"
+#include "harness/store/store.h"
+#include "workloads/error.h"
+
+namespace flopwatt {
+
+namespace {
+
+struct StoreArgs {
+  std::string store;
+  bool no_store = false;  // accepted for symmetry with `run`; the store commands need a store
+  std::vector<std::string> dirs;
+  store::ListFilter filter;
+  std::string run, format = "md", url;
+};
+
+std::unique_ptr<store::Store> open_store(const StoreArgs& a, bool create) {
+  if (a.no_store) throw InputError("--no-store", "the store commands read or write the store", "drop --no-store");
+  return store::Store::open(store::resolve(a.store), create);
+}
+
+int do_import(const StoreArgs& a) {
+  auto s = open_store(a, true);
+  std::size_t added = 0, present = 0;
+  for (const auto& d : a.dirs)
+    for (const auto& lr : load_runs(d)) {
+      if (s->record(lr.run, {})) ++added;
+      else ++present;
+    }
+  fmt::print("imported {} run(s) into {}; {} already there\n", added, store::masked(s->target().spec), present);
+  return 0;
+}
+
+int do_ls(const StoreArgs& a) {
+  auto s = open_store(a, false);
+  const auto runs = s->list(a.filter);
+  if (a.format == "json") {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : runs)
+      j.push_back({{"run_id", r.run_id}, {"machine_id", r.machine_id}, {"machine_label", r.machine_label},
+                   {"started_utc", r.started_utc}, {"command", r.command}, {"git_revision", r.git_revision},
+                   {"headline_source", r.headline_source}, {"complete", r.complete},
+                   {"measurements", r.measurements}, {"tags", r.tags}});
+    fmt::print("{}\n", j.dump(2));
+    return 0;
+  }
+  if (a.format == "csv") {
+    fmt::print("run_id,started_utc,machine,command,git_revision,complete,measurements,tags\n");
+    for (const auto& r : runs)
+      fmt::print("{},{},{},{},{},{},{},{}\n", csv_escape(r.run_id), csv_escape(r.started_utc),
+                 csv_escape(r.machine_label.empty() ? r.machine_id : r.machine_label), csv_escape(r.command),
+                 csv_escape(r.git_revision), r.complete ? 1 : 0, r.measurements, csv_escape(join(r.tags, ";")));
+    return 0;
+  }
+  if (a.format != "md") throw InputError("--format " + a.format, "unknown format", "use md, csv or json");
+  fmt::print("| run id | started (UTC) | machine | command | git | complete | rows | tags |\n"
+             "|---|---|---|---|---|---|---|---|\n");
+  for (const auto& r : runs)
+    fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} |\n", r.run_id, r.started_utc,
+               r.machine_label.empty() ? r.machine_id : r.machine_label, r.command, r.git_revision,
+               r.complete ? "yes" : "**no**", r.measurements, join(r.tags, ", "));
+  fmt::print("\n{} run(s) in {}\n", runs.size(), store::masked(s->target().spec));
+  return 0;
+}
+
+LoadedRun stored_run(store::Store& s, const std::string& ref, const std::string& what) {
+  const auto id = s.resolve_run(ref);
+  if (!id)
+    throw InputError(what + " " + ref, "names no run in " + store::masked(s.target().spec),
+                     "pass a run id from `flopwatt store ls`, latest, previous, or a git revision");
+  LoadedRun lr;
+  lr.label = *id;
+  lr.run = run_from_json(nlohmann::json::parse(*s.run_json(*id)));
+  return lr;
+}
+
+int do_show(const StoreArgs& a) {
+  auto s = open_store(a, false);
+  const LoadedRun lr = stored_run(*s, a.run, "RUN");
+  if (a.format == "json") {
+    fmt::print("{}\n", to_json(lr.run).dump(2));
+    return 0;
+  }
+  fmt::print("tags: {}\n\n", join(s->tags(lr.run.run_id), ", "));
+  fmt::print("{}", report_format(a.format, "--format").render({lr}, ReportOptions{}));
+  return 0;
+}
+
+int do_export(const StoreArgs& a) {
+  auto s = open_store(a, false);
+  const auto runs = s->list(a.filter);
+  if (a.format == "json") {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& r : runs) {
+      auto j = nlohmann::json::parse(*s->run_json(r.run_id));
+      j["store_tags"] = r.tags;
+      all.push_back(std::move(j));
+    }
+    fmt::print("{}\n", all.dump(2));
+    return 0;
+  }
+  if (a.format != "csv") throw InputError("--format " + a.format, "unknown format", "use csv or json");
+  fmt::print("run_id,started_utc,machine,git_revision,workload,op,pass,layer,backend,dtype,M,N,K,layout,threads,"
+             "reps,median_s,flop,flop_per_s,headline_source,energy_j,flop_per_j,skipped\n");
+  for (const auto& r : runs) {
+    const Run run = run_from_json(nlohmann::json::parse(*s->run_json(r.run_id)));
+    for (const auto& m : run.measurements) {
+      std::string ej, fj;
+      if (run.headline_source)
+        if (auto it = m.energy.find(*run.headline_source); it != m.energy.end()) {
+          ej = shortest(it->second.j);
+          fj = it->second.flop_per_j ? shortest(*it->second.flop_per_j) : "";
+        }
+      auto o = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string(); };
+      fmt::print("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_escape(r.run_id),
+                 r.started_utc, csv_escape(r.machine_label.empty() ? r.machine_id : r.machine_label),
+                 csv_escape(r.git_revision), m.workload, csv_escape(m.op), o(m.pass), o(m.layer), m.backend, m.dtype,
+                 m.shape ? std::to_string(m.shape->M) : "", m.shape ? std::to_string(m.shape->N) : "",
+                 m.shape ? std::to_string(m.shape->K) : "", o(m.layout), o(m.threads), m.reps,
+                 shortest(m.time_s.median), shortest(m.flop), shortest(m.flop_per_s),
+                 csv_escape(run.headline_source.value_or("")), ej, fj, csv_escape(m.skipped.value_or("")));
+    }
+  }
+  return 0;
+}
+
+int do_init(const StoreArgs& a) {
+  store::Target t = store::resolve(a.url.empty() ? a.store : a.url);
+  if (!a.url.empty()) t.from = "URL";
+  auto s = store::Store::open(t, true);
+  fmt::print("store {} ready (schema version {})\n", store::masked(t.spec), s->schema_version());
+  return 0;
+}
+
+int do_push(const StoreArgs& a) {
+  auto local = open_store(a, false);
+  store::Target rt = store::resolve(a.url);
+  rt.from = "URL";
+  auto remote = store::Store::open(rt, true);
+  std::set<std::string> there;
+  for (auto& id : remote->run_ids()) there.insert(std::move(id));
+  const auto ids = local->run_ids();
+  std::size_t sent = 0, todo = 0;
+  for (const auto& id : ids) todo += there.count(id) ? 0 : 1;
+  for (const auto& id : ids) {
+    if (there.count(id)) continue;
+    const Run run = run_from_json(nlohmann::json::parse(*local->run_json(id)));
+    try {
+      // One transaction per run, keyed by its id: a retry after a drop sends
+      // what is missing and nothing twice.
+      if (remote->record(run, local->tags(id))) ++sent;
+    } catch (const store::DbError& e) {
+      fmt::print(stderr,
+                 "flopwatt: store push {}: stopped after {} of {} run(s): {}; fix: run `flopwatt store push` again "
+                 "when the server is back (the local store keeps every run)\n",
+                 store::masked(rt.spec), sent, todo, e.what());
+      return 1;
+    }
+  }
+  fmt::print("pushed {} run(s) to {}; {} already there\n", sent, store::masked(rt.spec), ids.size() - todo);
+  return 0;
+}
+
+}  // namespace
+
+void register_store(CLI::App& app, CliState& st) {
+  auto* cmd = app.add_subcommand("store", "The results store: every run recorded (SQLite by default, PostgreSQL for a fleet)");
+  cmd->require_subcommand(1);
+  auto a = std::make_shared<StoreArgs>();
+  auto common = [&](CLI::App* c) { add_store_options(c, a->store, a->no_store); };
+  auto filters = [&](CLI::App* c) {
+    c->add_option("--machine", a->filter.machine, "Only runs of this machine (label, hostname or id)");
+    c->add_option("--since", a->filter.since, "Only runs started at or after this UTC date or time (2026-11-01)");
+    c->add_option("--tag", a->filter.tag, "Only runs with this tag");
+  };
+  auto* imp = cmd->add_subcommand("import", "Record run directories (or campaign dirs) in the store; importing twice adds nothing");
+  common(imp);
+  imp->add_option("dirs", a->dirs, "Run directories, campaign directories or folders of runs")->required();
+  imp->callback([a, &st] { st.exit_code = store::naming_store(a->store, [&] { return do_import(*a); }); });
+  auto* ls = cmd->add_subcommand("ls", "List the stored runs, oldest first");
+  common(ls);
+  filters(ls);
+  ls->add_option("--format", a->format, "md (default) | csv | json");
+  ls->callback([a, &st] { st.exit_code = store::naming_store(a->store, [&] { return do_ls(*a); }); });
+  auto* show = cmd->add_subcommand("show", "One stored run as `report` shows a run directory");
+  common(show);
+  show->add_option("run", a->run, "Run id, latest, previous, or a git revision")->required();
+  show->add_option("--format", a->format, "md (default) | csv | json");
+  show->callback([a, &st] { st.exit_code = store::naming_store(a->store, [&] { return do_show(*a); }); });
+  auto* exp = cmd->add_subcommand("export", "Stored runs as CSV (one line per measurement) or JSON (run.json per run)");
+  common(exp);
+  filters(exp);
+  exp->add_option("--format", a->format, "csv | json")->required();
+  exp->callback([a, &st] { st.exit_code = store::naming_store(a->store, [&] { return do_export(*a); }); });
+  auto* push = cmd->add_subcommand("push", "Send the local runs a shared store does not have yet, one transaction per run");
+  common(push);
+  push->add_option("url", a->url, "The shared store: postgresql://... or a libpq connection string")->required();
+  push->callback([a, &st] { st.exit_code = do_push(*a); });
+  auto* init = cmd->add_subcommand("init", "Create or migrate a store's schema (on PostgreSQL: as the owner role)");
+  common(init);
+  init->add_option("url", a->url, "The store (default: --store, $FLOPWATT_STORE or the default file)");
+  init->callback([a, &st] { st.exit_code = store::naming_store(a->store, [&] { return do_init(*a); }); });
+}
+
+}  // namespace flopwatt

@@ -1,0 +1,127 @@
+// The results store: every run recorded in one database (SQLite by default, or
+// PostgreSQL for a fleet) with the same schema on both engines. It reads the
+// run model (harness/output/run_model.h) and nothing else of the harness.
+#pragma once
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/output/run_model.h"
+#include "harness/store/db.h"
+#include "workloads/error.h"
+
+namespace flopwatt::store {
+
+inline constexpr int kSchemaVersion = 1;
+// PRAGMA application_id of a flopwatt SQLite store ("FWst"): tells it from any other SQLite file.
+inline constexpr int kApplicationId = 0x46577374;
+
+// Where a store lives, and how it was chosen (for messages).
+struct Target {
+  std::string spec;  // a file path, or a PostgreSQL URI / libpq connection string
+  std::string from;  // "--store", "FLOPWATT_STORE" or "default"
+  bool postgres = false;
+};
+
+// --store when given, else $FLOPWATT_STORE, else $XDG_DATA_HOME/flopwatt/results.sqlite3
+// (~/.local/share/... when XDG_DATA_HOME is unset or not absolute).
+Target resolve(const std::string& flag_value);
+// $XDG_DATA_HOME/flopwatt/results.sqlite3, the local store whatever FLOPWATT_STORE says.
+std::string resolve_default_file();
+// A spec fit to print: a URI's password and any password= keyword become "***".
+std::string masked(const std::string& spec);
+// Invalid UTF-8 bytes become "\xNN" (and a backslash before "x" stays
+// readable), so a tag or label reaches run.json, SQLite and PostgreSQL alike.
+std::string clean_text(const std::string& s);
+
+struct RunSummary {
+  std::string run_id, machine_id, machine_label, started_utc, command, git_revision, headline_source;
+  bool complete = false;
+  int measurements = 0;
+  std::vector<std::string> tags;
+};
+
+struct ListFilter {
+  std::string machine;  // machine id or label
+  std::string since;    // ISO date or time, compared with started_utc
+  std::string tag;
+};
+
+// One point of a history series: a metric of one configuration in one run.
+struct HistoryPoint {
+  std::string run_id, started_utc, git_revision, machine;
+  std::string config_key, label, backend;
+  double value = 0;
+};
+
+struct HistoryFilter {
+  std::string metric;  // flop_per_s | flop_per_j | median_s | energy_j
+  std::string backend, op, machine;
+};
+
+class Store {
+ public:
+  // Opens the store, creating or migrating its schema when `create` (a
+  // missing SQLite file is then created). Throws InputError naming the store
+  // when it is not a flopwatt store, is damaged, or has a newer schema.
+  static std::unique_ptr<Store> open(const Target& t, bool create = true);
+
+  int schema_version() const { return version_; }
+  const Target& target() const { return target_; }
+  // Records one run in one transaction; returns false when the run id is
+  // already there (nothing is changed then). Samples are added when given.
+  bool record(const Run& run, const std::vector<std::string>& tags, const std::string& samples_csv = {});
+  bool has_run(const std::string& run_id);
+  std::vector<std::string> run_ids();
+  std::vector<RunSummary> list(const ListFilter& f);
+  // run.json as recorded; nullopt when the id is unknown.
+  std::optional<std::string> run_json(const std::string& run_id);
+  std::vector<std::string> tags(const std::string& run_id);
+  // "latest", "previous" (the one before latest), a run id, or a git revision
+  // (its newest run); nullopt when nothing matches.
+  std::optional<std::string> resolve_run(const std::string& ref);
+  // Ordered by configuration, backend, machine, then start time.
+  std::vector<HistoryPoint> history(const HistoryFilter& f);
+  Db& db() { return *db_; }
+
+ private:
+  Store(Target t, std::unique_ptr<Db> db) : target_(std::move(t)), db_(std::move(db)) {}
+  void prepare(bool create);
+  Target target_;
+  std::unique_ptr<Db> db_;
+  int version_ = 0;
+};
+
+// Runs a command's body over a store; an engine error on the way (a file
+// damaged past its header, a server gone) becomes bad input naming the store,
+// so the command exits 2 with one line instead of an internal error.
+template <class F>
+auto naming_store(const std::string& flag_value, F&& body) {
+  try {
+    return body();
+  } catch (const DbError& e) {
+    const Target t = resolve(flag_value);
+    throw InputError("store " + masked(t.spec) + " (from " + t.from + ")", e.what(),
+                     t.postgres ? "check the server and run the command again"
+                                : "move the damaged file aside and rebuild the store with `flopwatt store import` from the "
+                                  "run directories");
+  }
+}
+
+// What every front end passes when a run finishes.
+struct RecordOptions {
+  std::string store;   // --store (empty: FLOPWATT_STORE or the default)
+  bool no_store = false;
+  bool samples = false;  // --store-samples: samples.csv goes in too
+  std::vector<std::string> tags;
+};
+
+// Records a finished run from its directory. Never throws and never changes
+// the run's outcome: a failure is one warning line on `err` naming the store
+// and the fix. A PostgreSQL store out of reach leaves the run in the local
+// default store, for `store push`. Returns whether the run is now in a store.
+bool record_finished_run(const Run& run, const std::string& run_dir, const RecordOptions& o, std::FILE* err);
+
+}  // namespace flopwatt::store
