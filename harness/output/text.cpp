@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <ctime>
 #include <sstream>
 
 namespace flopwatt {
@@ -22,6 +23,15 @@ std::vector<std::string> split_list(const std::string& s) {
 }
 
 std::string shortest(double v) { return fmt::format("{}", v); }
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char b[32];
+  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return b;
+}
 
 std::string csv_escape(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;

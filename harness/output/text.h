@@ -17,6 +17,10 @@ std::vector<std::string> split_list(const std::string& s);
 // A number as the user would type it back on a command line (shortest round-trip form).
 std::string shortest(double v);
 
+// Now as ISO 8601 UTC ("2026-11-25T05:20:39Z"): the stamp of run.json's
+// started_utc / ended_utc and of the results store.
+std::string utc_now();
+
 // A CSV field (RFC 4180): quoted when it holds a comma, a quote or a newline.
 std::string csv_escape(const std::string& s);
 

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <fstream>
 
+#include "harness/output/text.h"
 #include "harness/output/version.h"
 #include "power/sysfs.h"
 
@@ -91,10 +92,7 @@ json collect_context(const std::string& root, const std::vector<const Backend*>&
   c["battery_percent"] = nullptr;
   c["flopwatt_git_revision"] = FLOPWATT_GIT_REV;
   c["compiler"] = "g++ " __VERSION__;
-  std::time_t t = std::time(nullptr);
-  char b[32];
-  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  c["started_utc"] = b;
+  c["started_utc"] = utc_now();
   json be = json::object();
   for (const Backend* k : backends) be[k->name()] = backend_notes(*k);
   c["backends"] = be;

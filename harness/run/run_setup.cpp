@@ -7,6 +7,7 @@
 
 #include <fmt/core.h>
 
+#include "harness/output/text.h"
 #include "harness/output/writer.h"
 #include "harness/run/context.h"
 #include "harness/output/version.h"
@@ -17,15 +18,6 @@
 namespace flopwatt {
 
 namespace {
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char b[32];
-  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return b;
-}
 
 constexpr double kSupplyPollS = 1.0;  // an ACPI round trip per poll: slow enough to cost nothing
 

@@ -13,6 +13,7 @@
 
 #include <fmt/core.h>
 
+#include "harness/output/text.h"
 #include "harness/store/schema.h"
 #include "workloads/error.h"
 
@@ -38,15 +39,6 @@ Value num(const std::optional<T>& v) {
   return v ? Value{fmt::format("{}", *v)} : Value{};
 }
 Value numd(const std::optional<double>& v) { return v ? num(*v) : Value{}; }
-
-std::string now_utc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char b[32];
-  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return b;
-}
 
 // FNV-1a: a stable id for a machine from what identifies it.
 std::string fnv_hex(const std::string& s) {
@@ -293,7 +285,7 @@ bool Store::record(const Run& run, const std::vector<std::string>& tags, const s
         "$6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (run_id) DO NOTHING RETURNING run_id",
         {run.run_id, machine_id, opt_text(c, "started_utc"), opt_text(c, "ended_utc"), run.complete ? "1" : "0",
          opt_text(c, "command"), opt_text(c, "command_line"), run.flopwatt_version, opt_text(c, "flopwatt_git_revision"),
-         run.headline_source, supply.dump(), now_utc(), to_json(run).dump()});
+         run.headline_source, supply.dump(), utc_now(), to_json(run).dump()});
     if (inserted.empty()) return false;  // already recorded: nothing else changes
     for (const auto& t : all_tags)
       db_->query("INSERT INTO run_tags (run_id, tag) VALUES ($1, $2) ON CONFLICT (run_id, tag) DO NOTHING",

@@ -76,15 +76,24 @@ TEST(Sampler, FakeCounterAtKnownPowerWithinOnePercentAcrossWraps) {
   EXPECT_LT(s.sources()[0]->update_interval_s(), 0.05);  // about the 10 ms period
 }
 
-TEST(Sampler, GaugeIntegratedAndShortWindowFlagged) {
-  FixtureTree t;
+namespace {
+
+// A discharging battery whose power_now gauge reads 12.5 W.
+std::vector<std::unique_ptr<PowerSource>> battery_gauge_at_12_5_w(const FixtureTree& t) {
   t.write("sys/class/power_supply/BAT0/type", "Battery\n");
   t.write("sys/class/power_supply/BAT0/status", "Discharging\n");
   t.write("sys/class/power_supply/BAT0/power_now", "12500000\n");
   Discovery d;
   probe_battery(t.root(), d);
-  ASSERT_EQ(d.sources.size(), 1u);
-  Sampler s(std::move(d.sources), 0.010);
+  return std::move(d.sources);
+}
+
+}  // namespace
+
+TEST(Sampler, GaugeIntegratedAndShortWindowFlagged) {
+  FixtureTree t;
+  Sampler s(battery_gauge_at_12_5_w(t), 0.010);
+  ASSERT_EQ(s.sources().size(), 1u);
   s.start();
   const std::int64_t t0 = Sampler::now_ns();
   sleep_s(0.6);
@@ -110,13 +119,8 @@ TEST(Sampler, GaugeIntegratedAndShortWindowFlagged) {
 // last good read, is marked a gap, and the sampler lists the gap.
 TEST(Sampler, AGaugeWhoseBatteryDisappearsYieldsAGapNotHeldEnergy) {
   FixtureTree t;
-  t.write("sys/class/power_supply/BAT0/type", "Battery\n");
-  t.write("sys/class/power_supply/BAT0/status", "Discharging\n");
-  t.write("sys/class/power_supply/BAT0/power_now", "12500000\n");
-  Discovery d;
-  probe_battery(t.root(), d);
-  ASSERT_EQ(d.sources.size(), 1u);
-  Sampler s(std::move(d.sources), 0.010);
+  Sampler s(battery_gauge_at_12_5_w(t), 0.010);
+  ASSERT_EQ(s.sources().size(), 1u);
   s.start();
   const std::int64_t t0 = Sampler::now_ns();
   sleep_s(0.6);
