@@ -35,5 +35,6 @@ void register_plot(CLI::App& app, CliState& st);          // harness/cli/cmd_plo
 void register_store(CLI::App& app, CliState& st);         // harness/cli/cmd_store.cpp
 void register_history(CLI::App& app, CliState& st);       // harness/cli/cmd_history.cpp
 void register_compare(CLI::App& app, CliState& st);       // harness/cli/cmd_compare.cpp
+void register_measure(CLI::App& app, CliState& st);       // harness/cli/cmd_measure.cpp
 
 }  // namespace flopwatt

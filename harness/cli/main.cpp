@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   register_store(app, st);
   register_history(app, st);
   register_compare(app, st);
+  register_measure(app, st);
   if (argc > 1 && argv[1][0] != '-') {  // CLI11 would only say "a subcommand is required"
     bool known = false;
     for (const auto* sub : app.get_subcommands({})) known = known || sub->check_name(argv[1]);

@@ -61,7 +61,9 @@ void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
   // From the start of the command, not the opening of the run: a Ctrl-C during
   // the peak measurement or the model's set-up must still end with a report.
   install_interrupt_handler();
-  o.min_time_set = cmd->count("--min-time") > 0;
+  // `measure` has no --min-time: it times the whole program.
+  const CLI::Option* min_time = cmd->get_option_no_throw("--min-time");
+  o.min_time_set = min_time && min_time->count() > 0;
   if (o.min_time_s < 0 || !std::isfinite(o.min_time_s))
     throw InputError("--min-time", "must be >= 0 seconds", "pass for example --min-time 0.5");
   if (o.min_reps < 1) throw InputError("--min-reps", "must be >= 1", "pass for example --min-reps 5");
