@@ -25,7 +25,14 @@ using nlohmann::json;
 
 std::string peak_dir() {
   const char* env = std::getenv("FLOPWATT_PEAK_DIR");
-  return env && *env ? env : "results/peaks";
+  if (env && *env) return env;
+  // A cache of this machine, not a result: the XDG base directory
+  // specification's $XDG_CACHE_HOME (absolute only), else ~/.cache.
+  fs::path base;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') base = xdg;
+  else if (const char* home = std::getenv("HOME"); home && *home) base = fs::path(home) / ".cache";
+  else return "results/peaks";
+  return (base / "flopwatt" / "peaks").string();
 }
 
 std::string peak_file(const std::string& dir, const std::string& host, const std::string& cpu) {

@@ -16,7 +16,8 @@
 
 namespace flopwatt {
 
-// $FLOPWATT_PEAK_DIR, else results/peaks (beside the default results/runs).
+// $FLOPWATT_PEAK_DIR, else $XDG_CACHE_HOME/flopwatt/peaks (~/.cache/flopwatt/peaks),
+// never the working directory.
 std::string peak_dir();
 // <dir>/<host>-<cpu model>.json, reduced to [A-Za-z0-9._-].
 std::string peak_file(const std::string& dir, const std::string& host, const std::string& cpu);

@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
+#include <optional>
+#include <string>
 
 namespace flopwatt {
 namespace {
@@ -115,3 +118,38 @@ TEST(CeilingsStore, SimulatedBackendsBringTheirDeviceModelLabelled) {
 
 }  // namespace
 }  // namespace flopwatt
+
+namespace {
+
+// Sets an environment variable for one scope, restoring what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+}  // namespace
+
+// A cache of this machine goes to the XDG cache directory, never the working
+// directory (it used to be results/peaks of wherever flopwatt was started).
+TEST(PeakDir, XdgCacheHomeThenHomeCacheAndTheOverride) {
+  ScopedEnv no_override("FLOPWATT_PEAK_DIR", nullptr);
+  {
+    ScopedEnv xdg("XDG_CACHE_HOME", "/var/tmp/cache-test");
+    EXPECT_EQ(flopwatt::peak_dir(), "/var/tmp/cache-test/flopwatt/peaks");
+  }
+  {
+    ScopedEnv relative("XDG_CACHE_HOME", "relative/cache");  // the spec ignores a relative path
+    ScopedEnv home("HOME", "/home/someone");
+    EXPECT_EQ(flopwatt::peak_dir(), "/home/someone/.cache/flopwatt/peaks");
+  }
+  ScopedEnv override_dir("FLOPWATT_PEAK_DIR", "/srv/peaks");
+  EXPECT_EQ(flopwatt::peak_dir(), "/srv/peaks");
+}
