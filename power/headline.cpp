@@ -69,6 +69,10 @@ Usability figure_usability(const HeadlineCandidate& c) {
     if (c.under_load && whole_or_package(c.domain) && w < kLoadFloorW)
       return no(watts(w) + " under load is below the 0.5 W a " + c.domain +
                 " domain draws: a unit error (mW read as uW?) or a counter that barely moves");
+    // No domain draws nothing under load: 0 J is a counter that did not move
+    // within the window (shorter than its update step, or dead). Narrow
+    // domains have no floor, but 0 J is no figure for them either.
+    if (c.under_load && w <= 0) return no("0 J over the window: the counter did not move (a window shorter than its update step?)");
     if (w > kDomainCeilingW)
       return no(watts(w) + " is above the 2000 W no client machine draws through one domain: a unit error");
   }

@@ -155,7 +155,7 @@ std::int64_t Sampler::now_ns() { return monotonic_ns(); }
 
 const std::vector<std::unique_ptr<PowerSource>>& Sampler::sources() const { return impl_->sources; }
 
-WindowEnergy Sampler::energy(const std::string& source_id, std::int64_t t0_ns, std::int64_t t1_ns) {
+WindowEnergy Sampler::energy(const std::string& source_id, std::int64_t t0_ns, std::int64_t t1_ns, bool wait) {
   auto it = impl_->index.find(source_id);
   if (it == impl_->index.end()) {
     WindowEnergy w;
@@ -169,7 +169,7 @@ WindowEnergy Sampler::energy(const std::string& source_id, std::int64_t t0_ns, s
   WindowRules rules{tr.src->update_interval_s(), spacing};
   // Wait for the first read at or after t1 so the window's end is covered, but
   // never long: a slow gauge's tail is held flat and judged by the gap rule.
-  const double wait_s = std::min(2.0, 2 * spacing) + 0.05;
+  const double wait_s = wait ? std::min(2.0, 2 * spacing) + 0.05 : 0.0;
   const std::int64_t deadline = std::max(monotonic_ns(), t1_ns) + std::int64_t(wait_s * 1e9);
   std::unique_lock<std::mutex> lk(impl_->mu);
   while (impl_->running && (tr.samples.empty() || tr.samples.back().t_ns < t1_ns) && monotonic_ns() < deadline)

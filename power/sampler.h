@@ -44,8 +44,9 @@ class Sampler {
 
   const std::vector<std::unique_ptr<PowerSource>>& sources() const;
   // Energy of each source over [t0_ns, t1_ns]; waits until the sampler has a
-  // sample past t1 (or the source's update interval elapsed) before answering.
-  WindowEnergy energy(const std::string& source_id, std::int64_t t0_ns, std::int64_t t1_ns);
+  // sample past t1 (or the source's update interval elapsed) before answering,
+  // unless `wait` is false: then the window's tail is what has been read so far.
+  WindowEnergy energy(const std::string& source_id, std::int64_t t0_ns, std::int64_t t1_ns, bool wait = true);
   // Samples taken since the last drain, per source (for samples.csv, written incrementally).
   std::vector<SourceSamples> drain_samples();
   // Where a source was gone: from its last good read before reads began to

@@ -286,12 +286,14 @@ void apply_net(EnergyFigures& f, const IdleFigure& idle, double window_s, double
   f.why_low = f.why_low.empty() ? "no net figure: " + why : f.why_low + "; no net figure: " + why;
 }
 
-std::map<std::string, EnergyFigures> EnergyMeter::window(std::int64_t t0, std::int64_t t1, double flop, bool net) {
+std::map<std::string, EnergyFigures> EnergyMeter::window(std::int64_t t0, std::int64_t t1, double flop, bool net,
+                                                         bool wait_all) {
   std::map<std::string, EnergyFigures> out;
   if (!impl_->sampler || t1 <= t0) return out;
   const double dt = double(t1 - t0) * 1e-9;
   for (const auto& s : impl_->sampler->sources()) {
-    const power::WindowEnergy w = impl_->sampler->energy(s->id(), t0, t1);
+    const bool wait = wait_all || s->id() == impl_->headline;
+    const power::WindowEnergy w = impl_->sampler->energy(s->id(), t0, t1, wait);
     EnergyFigures f;
     f.j = w.j;
     f.avg_power_w = w.avg_power_w;

@@ -91,8 +91,11 @@ class EnergyMeter {
   void measure_idle(Run& run);
   // Energy per source over [t0, t1]; with net, also the net figures (apply_net).
   // A caller summing many short windows asks for net=false and applies the
-  // rule to the sum.
-  std::map<std::string, EnergyFigures> window(std::int64_t t0_ns, std::int64_t t1_ns, double flop, bool net = true);
+  // rule to the sum. Each source's sample past t1 is waited for (at most about
+  // two of its update intervals); with wait_all false only the headline
+  // source's is, so a slow gauge that cannot be the headline delays nothing.
+  std::map<std::string, EnergyFigures> window(std::int64_t t0_ns, std::int64_t t1_ns, double flop, bool net = true,
+                                              bool wait_all = true);
   std::vector<power::SourceSamples> drain_samples();
   static std::int64_t now_ns();
   // The battery sources (domain "battery"), each with the batteries it reads

@@ -167,6 +167,16 @@ TEST(Headline, ACounterThatDoesNotAdvanceDuringLoadIsUnavailable) {
   EXPECT_TRUE(figure_usability(idle).usable);
 }
 
+// A 5 ms window on a powercap counter that had not ticked yet: 0 J, once
+// taken as the headline "with adequate confidence" for a core or uncore domain.
+TEST(Headline, ZeroJoulesUnderLoadIsNoHeadlineForAnyDomain) {
+  const auto c = choose_headline({measured("rapl-powercap:uncore-0", "uncore", 0.0, 0)});
+  EXPECT_FALSE(c.source) << *c.source;
+  const Usability u = figure_usability(measured("rapl-powercap:core-0", "core", 0.0, 0));
+  EXPECT_FALSE(u.usable);
+  EXPECT_NE(u.why.find("0 J over the window"), std::string::npos) << u.why;
+}
+
 TEST(Headline, PowerAboveTheCeilingAndFlopPerJouleAboveTheDeviceBoundAreNoHeadline) {
   EXPECT_FALSE(figure_usability(measured("rapl-powercap:package-0", "package", 15000, 1e8)).usable);
   const Usability cpu = figure_usability(measured("rapl-powercap:package-0", "package", 15, 2e12));
