@@ -10,6 +10,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "flopwatt/benchmark.h"
+
 #include "harness/run/energy.h"
 #include "power/supply_track.h"
 
@@ -17,10 +19,9 @@ namespace flopwatt::gbench {
 
 // Counter names, documented in the context and README: FLOP/s is a rate over
 // the benchmark's (real or manual) time; the others come from the window.
-inline constexpr const char* kFlops = "FLOP/s";
-inline constexpr const char* kJPerIter = "J/iter";
-inline constexpr const char* kWatts = "W";
-inline constexpr const char* kFlopPerJ = "FLOP/J";
+// They are the public flopwatt/benchmark.h's (kFlops, kJPerIter, kWatts,
+// kFlopPerJ in this namespace), so a user's suite and flopwatt_bench compare
+// in one report.
 
 struct EnergyOptions {
   bool all_sources = false;  // also "<source id>:J/iter" etc. for every non-headline source

@@ -15,6 +15,7 @@
 #include <optional>
 #include <sstream>
 
+#include "flopwatt/meter.h"
 #include "harness/run/backend_registry.h"
 #include "harness/bench/energy.h"
 #include "harness/bench/gemm.h"
@@ -123,6 +124,28 @@ void register_sampler_overhead(EnergyMeter& meter, const std::string& shape_spec
   }
 }
 
+// The public API's cost per window (flopwatt/meter.h): begin + end on a
+// meter with no sources is the bookkeeping a user's code pays; with the run's
+// sources, end also waits for the headline source's next sample (latency after
+// the window, not inside it).
+void register_meter_overhead(const PowerOptions& p) {
+  for (const bool sources : {false, true}) {
+    benchmark::RegisterBenchmark(sources ? "overhead/meter_begin_end/sources" : "overhead/meter_begin_end/none",
+                                 [p, sources](benchmark::State& st) {
+                                   MeterOptions o;
+                                   o.power = sources ? p.power : "none";
+                                   o.sysfs_root = p.sysfs_root;
+                                   o.power_log = p.power_log;
+                                   o.sample_period_s = p.sample_period_s;
+                                   Meter meter(o);
+                                   const std::string name = "step";
+                                   for (auto _ : st) benchmark::DoNotOptimize(meter.end(meter.begin(name)));
+                                   st.counters["sources"] = meter.active() ? 1 : 0;
+                                 })
+        ->UseRealTime();
+  }
+}
+
 int bench_main(int argc, char** argv) {
   BenchArgs a;
   std::vector<Flag> flags = {
@@ -221,7 +244,10 @@ int bench_main(int argc, char** argv) {
     oo.dtype = *dt;
     rgo = gob.register_all(oo);
   }
-  if (a.overhead != "none") register_sampler_overhead(meter, a.overhead);
+  if (a.overhead != "none") {
+    register_sampler_overhead(meter, a.overhead);
+    register_meter_overhead(a.power);
+  }
 
   // The context names what the counters measure and where they come from.
   benchmark::AddCustomContext("flopwatt_version", std::string(FLOPWATT_VERSION) + " (" + FLOPWATT_GIT_REV + ")");

@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/docs.h"
 #include "harness/output/version.h"
 #include "power/config_error.h"
 #include "workloads/error.h"
@@ -29,6 +30,15 @@ int main(int argc, char** argv) {
   register_history(app, st);
   register_compare(app, st);
   register_measure(app, st);
+  // The man page and completion the build installs, from the tables above.
+  if (argc == 2 && std::string(argv[1]) == "--help-man") {
+    fmt::print("{}", man_page(app, FLOPWATT_VERSION));
+    return 0;
+  }
+  if (argc == 2 && std::string(argv[1]) == "--help-bash-completion") {
+    fmt::print("{}", bash_completion(app));
+    return 0;
+  }
   if (argc > 1 && argv[1][0] != '-') {  // CLI11 would only say "a subcommand is required"
     bool known = false;
     for (const auto* sub : app.get_subcommands({})) known = known || sub->check_name(argv[1]);

@@ -1,0 +1,117 @@
+// flopwatt's public C++ API: measure the time and energy of named windows of
+// your own code, with the discovery, sampling and headline rules of the
+// `flopwatt` command itself (power/headline.h: a charging battery or one on
+// mains is never the headline; a figure outside physics is refused; a source
+// that went away is a gap, not joules).
+//
+//   flopwatt::Meter meter;                 // discovers the sources, starts sampling
+//   auto w = meter.begin("step");
+//   train_step();
+//   flopwatt::WindowResult r = meter.end(w, /*flop=*/step_flop);
+//   if (r.energy_j) printf("%s: %.3f J\n", r.headline->c_str(), *r.energy_j);
+//
+// Windows may nest and overlap, and any thread may begin or end any window.
+// The header depends on the standard library only; link with the CMake target
+// flopwatt::flopwatt or `pkg-config --libs flopwatt`.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#define FLOPWATT_PUBLIC __attribute__((visibility("default")))
+
+namespace flopwatt {
+
+// The installed library's version (the SONAME carries the major number).
+FLOPWATT_PUBLIC const char* version();
+
+struct MeterOptions {
+  std::string power = "auto";    // auto | none | ID[,ID..] as `flopwatt sources` lists them
+  std::string sysfs_root;        // empty: $FLOPWATT_SYSFS_ROOT, else "/"
+  std::string power_log;         // an external meter's log or pipe ("t_seconds,watts" lines)
+  double sample_period_s = 0.010;
+  std::string headline_domain;   // empty: the widest domain available
+};
+
+// One power source as discovered: unavailable ones say why and how to fix it.
+struct SourceInfo {
+  std::string id;
+  std::string domain;            // "package", "psys", "battery", "wall", ...
+  bool available = false;
+  std::string reason;            // why it is unavailable (empty when available)
+  std::string fix;               // what would make it available
+};
+
+// One source's figures over a window.
+struct SourceFigure {
+  std::string id;
+  std::string domain;
+  double energy_j = 0;
+  double avg_power_w = 0;
+  std::optional<double> flop_per_j;  // only for a usable figure and flop > 0
+  bool low_confidence = false;
+  std::string why_low;               // the reason for low confidence or for a refused figure
+  bool gap = false;                  // the source was gone for part of the window: no figure
+};
+
+struct WindowResult {
+  std::string name;
+  double duration_s = 0;
+  double flop = 0;
+  std::optional<double> flop_per_s;  // when flop > 0
+  std::vector<SourceFigure> sources;
+  // The headline source (the figure to quote) and why it was chosen, or why
+  // there is none; energy_j, avg_power_w and flop_per_j are its figures.
+  std::optional<std::string> headline;
+  std::string headline_why;
+  std::optional<double> energy_j;
+  std::optional<double> avg_power_w;
+  std::optional<double> flop_per_j;
+  // "mains" or "battery" through the whole window; "changed" when the supply
+  // changed inside it; empty when the machine has no power supply class.
+  std::string supply;
+  std::vector<std::string> notes;
+};
+
+class FLOPWATT_PUBLIC Meter {
+ public:
+  // A handle of an open window; ending it twice, or a handle of another
+  // meter, is a std::invalid_argument.
+  struct Window {
+    std::uint64_t id = 0;
+    std::uint32_t slot = 0;
+  };
+
+  // Discovers the power sources and starts the sampler thread (and a monitor
+  // of the power supply when the machine has one). Bad options (an unknown
+  // source id, a power log that cannot be opened) throw std::runtime_error
+  // with a one-line message naming the option and the fix.
+  explicit Meter(const MeterOptions& options = {});
+  ~Meter();
+  Meter(const Meter&) = delete;
+  Meter& operator=(const Meter&) = delete;
+
+  // True when at least one source is sampled; without one, windows carry
+  // time only and headline_why says why.
+  bool active() const;
+  std::vector<SourceInfo> sources() const;
+  // The source the headline comes from when nothing refuses it in a window.
+  std::optional<std::string> headline_source() const;
+
+  // Opens a window now. Cheap: a clock read and a slot; no allocation once a
+  // slot has held a name as long.
+  Window begin(const std::string& name);
+  // Closes it now and judges it. Waits until every source has a sample past
+  // the window's end (a counter's next sample, at most a gauge's update
+  // interval), so a window on a slow gauge (a battery updating every few
+  // seconds) should be that long or more.
+  WindowResult end(Window w, double flop = 0);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace flopwatt

@@ -1,0 +1,152 @@
+#include "flopwatt/meter.h"
+
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+#include "harness/output/version.h"
+#include "harness/run/energy.h"
+#include "harness/run/run_options.h"
+#include "power/power_state.h"
+#include "power/supply_track.h"
+
+namespace flopwatt {
+
+namespace {
+constexpr double kSupplyPollS = 1.0;  // as a run polls it: plugging in is a human-scale event
+
+struct Slot {
+  std::uint64_t id = 0;  // 0: free
+  std::int64_t t0_ns = 0;
+  std::string name;      // kept when freed, so its capacity is reused
+};
+}  // namespace
+
+const char* version() { return FLOPWATT_VERSION; }
+
+struct Meter::Impl {
+  std::string root;
+  std::unique_ptr<EnergyMeter> energy;
+  std::unique_ptr<power::SupplyMonitor> supply;
+  std::map<std::string, std::string> domains;
+  std::mutex mu;  // the slots and the id counter; the meter's own parts lock themselves
+  std::vector<Slot> slots;
+  std::vector<std::uint32_t> free;
+  std::uint64_t next_id = 1;
+};
+
+Meter::Meter(const MeterOptions& o) : impl_(std::make_unique<Impl>()) {
+  PowerOptions p;
+  p.power = o.power;
+  p.sysfs_root = o.sysfs_root;
+  p.power_log = o.power_log;
+  p.sample_period_s = o.sample_period_s;
+  p.headline_domain = o.headline_domain;
+  p.idle_s = 0;  // a library user's windows are gross; net figures need a quiet machine we cannot promise
+  impl_->root = resolve_sysfs_root(o.sysfs_root);
+  impl_->energy = std::make_unique<EnergyMeter>(p);
+  for (const auto& s : impl_->energy->status()) impl_->domains[s.id] = s.domain;
+  if (power::read_power_state(impl_->root)) {
+    impl_->supply = std::make_unique<power::SupplyMonitor>(impl_->root, kSupplyPollS);
+    impl_->supply->start();
+  }
+  impl_->energy->watch_supply(impl_->supply.get());
+  impl_->energy->start();
+  impl_->slots.reserve(16);
+  impl_->free.reserve(16);
+}
+
+Meter::~Meter() {
+  impl_->energy->stop();
+  if (impl_->supply) impl_->supply->stop();
+}
+
+bool Meter::active() const { return impl_->energy->active(); }
+
+std::vector<SourceInfo> Meter::sources() const {
+  std::vector<SourceInfo> v;
+  for (const auto& s : impl_->energy->status()) v.push_back({s.id, s.domain, s.available, s.reason, s.fix});
+  return v;
+}
+
+std::optional<std::string> Meter::headline_source() const { return impl_->energy->headline_source(); }
+
+Meter::Window Meter::begin(const std::string& name) {
+  const std::int64_t t0 = EnergyMeter::now_ns();
+  std::lock_guard lock(impl_->mu);
+  std::uint32_t slot;
+  if (!impl_->free.empty()) {
+    slot = impl_->free.back();
+    impl_->free.pop_back();
+  } else {
+    slot = std::uint32_t(impl_->slots.size());
+    impl_->slots.emplace_back();
+  }
+  Slot& s = impl_->slots[slot];
+  s.id = impl_->next_id++;
+  s.t0_ns = t0;
+  s.name.assign(name);
+  return {s.id, slot};
+}
+
+WindowResult Meter::end(Window w, double flop) {
+  const std::int64_t t1 = EnergyMeter::now_ns();
+  WindowResult r;
+  std::int64_t t0 = 0;
+  {
+    std::lock_guard lock(impl_->mu);
+    if (w.id == 0 || w.slot >= impl_->slots.size() || impl_->slots[w.slot].id != w.id)
+      throw std::invalid_argument("flopwatt::Meter::end: the window is not open (ended twice, or another meter's)");
+    Slot& s = impl_->slots[w.slot];
+    r.name = s.name;
+    t0 = s.t0_ns;
+    s.id = 0;
+    impl_->free.push_back(w.slot);
+  }
+  r.duration_s = double(t1 - t0) * 1e-9;
+  r.flop = flop;
+  if (flop > 0 && r.duration_s > 0) r.flop_per_s = flop / r.duration_s;
+  if (!impl_->energy->active()) {
+    r.headline_why = "no power source is sampled (`flopwatt sources` says why)";
+    return r;
+  }
+  // The same two steps as every row of `flopwatt run`: the energy per source
+  // over the window, then the one judgement (power::figure_usability and
+  // power::choose_headline) through judge_window.
+  Measurement m;
+  m.energy = impl_->energy->window(t0, t1, flop, /*net=*/false, /*wait_all=*/false);
+  impl_->energy->judge(m, t0, t1);
+  if (impl_->supply) {
+    const power::SupplyTrack track = impl_->supply->track();
+    if (track.changed_during(t0, t1)) {
+      r.supply = "changed";
+      r.notes.push_back("the power supply changed during the window: its sources read two states");
+    } else {
+      r.supply = impl_->energy->supply_name(t0, t1);
+    }
+  }
+  for (const auto& [id, f] : m.energy) {
+    SourceFigure s;
+    s.id = id;
+    if (auto it = impl_->domains.find(id); it != impl_->domains.end()) s.domain = it->second;
+    s.energy_j = f.j;
+    s.avg_power_w = f.avg_power_w;
+    s.flop_per_j = f.flop_per_j;
+    s.low_confidence = f.confidence == "low";
+    s.why_low = f.why_low;
+    s.gap = f.gap;
+    if (f.gap) r.notes.push_back(id + " was gone for part of the window: no figure from it");
+    r.sources.push_back(std::move(s));
+  }
+  r.headline = m.headline_source;
+  r.headline_why = m.headline_why.value_or("");
+  if (r.headline) {
+    const EnergyFigures& f = m.energy.at(*r.headline);
+    r.energy_j = f.j;
+    r.avg_power_w = f.avg_power_w;
+    r.flop_per_j = f.flop_per_j;
+  }
+  return r;
+}
+
+}  // namespace flopwatt

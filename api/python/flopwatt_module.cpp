@@ -1,0 +1,121 @@
+// The Python module `flopwatt`: the C++ Meter as a context manager.
+//
+//   import flopwatt
+//   m = flopwatt.Meter()
+//   with m.window("step", flop=6 * n_params * tokens) as w:
+//       train_step()
+//   print(w.energy_j, w.headline, w.headline_why, [s.id for s in w.sources])
+//
+// The window's figures are filled when the `with` block exits; before that
+// they are None. The GIL is released while the meter waits for its samples.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+
+#include "flopwatt/meter.h"
+
+namespace py = pybind11;
+using flopwatt::Meter;
+using flopwatt::WindowResult;
+
+namespace {
+
+// A window as Python sees it: opened by __enter__, judged by __exit__.
+struct PyWindow {
+  std::shared_ptr<Meter> meter;
+  std::string name;
+  double flop = 0;
+  std::optional<Meter::Window> open;
+  std::optional<WindowResult> result;
+
+  const WindowResult& done() const {
+    if (!result) throw std::runtime_error("flopwatt window '" + name + "' has not ended: read it after the with block");
+    return *result;
+  }
+};
+
+}  // namespace
+
+PYBIND11_MODULE(flopwatt, mod) {
+  mod.doc() = "flopwatt: time and energy of named windows of your code, with flopwatt's headline rule";
+  mod.attr("__version__") = flopwatt::version();
+
+  py::class_<flopwatt::SourceInfo>(mod, "SourceInfo")
+      .def_readonly("id", &flopwatt::SourceInfo::id)
+      .def_readonly("domain", &flopwatt::SourceInfo::domain)
+      .def_readonly("available", &flopwatt::SourceInfo::available)
+      .def_readonly("reason", &flopwatt::SourceInfo::reason)
+      .def_readonly("fix", &flopwatt::SourceInfo::fix)
+      .def("__repr__", [](const flopwatt::SourceInfo& s) {
+        return "<flopwatt.SourceInfo " + s.id + " (" + s.domain + ")" + (s.available ? "" : " unavailable: " + s.reason) + ">";
+      });
+
+  py::class_<flopwatt::SourceFigure>(mod, "SourceFigure")
+      .def_readonly("id", &flopwatt::SourceFigure::id)
+      .def_readonly("domain", &flopwatt::SourceFigure::domain)
+      .def_readonly("energy_j", &flopwatt::SourceFigure::energy_j)
+      .def_readonly("avg_power_w", &flopwatt::SourceFigure::avg_power_w)
+      .def_readonly("flop_per_j", &flopwatt::SourceFigure::flop_per_j)
+      .def_readonly("low_confidence", &flopwatt::SourceFigure::low_confidence)
+      .def_readonly("why_low", &flopwatt::SourceFigure::why_low)
+      .def_readonly("gap", &flopwatt::SourceFigure::gap)
+      .def("__repr__", [](const flopwatt::SourceFigure& s) {
+        return "<flopwatt.SourceFigure " + s.id + " " + std::to_string(s.energy_j) + " J>";
+      });
+
+  py::class_<PyWindow, std::shared_ptr<PyWindow>>(mod, "Window")
+      .def("__enter__", [](std::shared_ptr<PyWindow> w) {
+        if (w->open || w->result) throw std::runtime_error("flopwatt window '" + w->name + "' was already used");
+        w->open = w->meter->begin(w->name);
+        return w;
+      })
+      .def("__exit__", [](PyWindow& w, py::object, py::object, py::object) {
+        if (!w.open) return false;
+        py::gil_scoped_release release;
+        w.result = w.meter->end(*w.open, w.flop);
+        w.open.reset();
+        return false;  // an exception in the block propagates
+      })
+      .def_readonly("name", &PyWindow::name)
+      .def_property_readonly("duration_s", [](const PyWindow& w) { return w.done().duration_s; })
+      .def_property_readonly("flop", [](const PyWindow& w) { return w.done().flop; })
+      .def_property_readonly("flop_per_s", [](const PyWindow& w) { return w.done().flop_per_s; })
+      .def_property_readonly("energy_j", [](const PyWindow& w) { return w.done().energy_j; })
+      .def_property_readonly("avg_power_w", [](const PyWindow& w) { return w.done().avg_power_w; })
+      .def_property_readonly("flop_per_j", [](const PyWindow& w) { return w.done().flop_per_j; })
+      .def_property_readonly("headline", [](const PyWindow& w) { return w.done().headline; })
+      .def_property_readonly("headline_why", [](const PyWindow& w) { return w.done().headline_why; })
+      .def_property_readonly("supply", [](const PyWindow& w) { return w.done().supply; })
+      .def_property_readonly("notes", [](const PyWindow& w) { return w.done().notes; })
+      .def_property_readonly("sources", [](const PyWindow& w) { return w.done().sources; });
+
+  py::class_<Meter, std::shared_ptr<Meter>>(mod, "Meter")
+      .def(py::init([](const std::string& power, const std::string& sysfs_root, const std::string& power_log,
+                       double sample_period_s, const std::string& headline_domain) {
+             flopwatt::MeterOptions o;
+             o.power = power;
+             o.sysfs_root = sysfs_root;
+             o.power_log = power_log;
+             o.sample_period_s = sample_period_s;
+             o.headline_domain = headline_domain;
+             return std::make_shared<Meter>(o);
+           }),
+           py::arg("power") = "auto", py::arg("sysfs_root") = "", py::arg("power_log") = "",
+           py::arg("sample_period_s") = 0.010, py::arg("headline_domain") = "")
+      .def_property_readonly("active", &Meter::active)
+      .def_property_readonly("sources", &Meter::sources)
+      .def_property_readonly("headline_source", &Meter::headline_source)
+      .def(
+          "window",
+          [](std::shared_ptr<Meter> m, const std::string& name, double flop) {
+            auto w = std::make_shared<PyWindow>();
+            w->meter = std::move(m);
+            w->name = name;
+            w->flop = flop;
+            return w;
+          },
+          py::arg("name"), py::arg("flop") = 0.0,
+          "A window to use in a with block; its figures are read after the block");
+}

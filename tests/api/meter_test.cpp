@@ -1,0 +1,180 @@
+// flopwatt::Meter, the public API, against a meter whose power is known (an
+// external log at a constant 20 W) on fixture laptops: windows that nest and
+// overlap, ended from any thread, and the headline rule the CLI applies.
+#include "flopwatt/meter.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kWatts = 20.0;
+
+class MeterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("flopwatt-meter-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  // An external meter at 20 W for the next minute, on the realtime clock.
+  std::string meter_log() const {
+    const fs::path p = dir_ / "meter.log";
+    std::ofstream f(p);
+    f << "# clock: realtime\n";
+    const double now = double(std::time(nullptr));
+    for (double t = now - 5; t < now + 60; t += 0.1) f << std::fixed << t << "," << kWatts << "\n";
+    return p.string();
+  }
+  flopwatt::MeterOptions at_20_watts(const std::string& fixture = "laptop") const {
+    flopwatt::MeterOptions o;
+    o.power_log = meter_log();
+    o.sysfs_root = std::string(FLOPWATT_TEST_FIXTURES) + "/power/" + fixture;
+    return o;
+  }
+  fs::path dir_;
+};
+
+void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
+
+TEST_F(MeterTest, AWindowsEnergyIsItsPowerTimesItsDuration) {
+  flopwatt::Meter m(at_20_watts());
+  ASSERT_TRUE(m.active());
+  ASSERT_EQ(m.headline_source(), "external:meter");
+  auto w = m.begin("step");
+  sleep_s(0.3);
+  const flopwatt::WindowResult r = m.end(w, 6e9);
+  EXPECT_EQ(r.name, "step");
+  EXPECT_NEAR(r.duration_s, 0.3, 0.1);
+  ASSERT_TRUE(r.energy_j) << r.headline_why;
+  EXPECT_EQ(r.headline, "external:meter");
+  EXPECT_FALSE(r.headline_why.empty());
+  EXPECT_NEAR(*r.avg_power_w, kWatts, 0.05 * kWatts);
+  EXPECT_NEAR(*r.energy_j, kWatts * r.duration_s, 0.05 * kWatts * r.duration_s);
+  ASSERT_TRUE(r.flop_per_j);
+  EXPECT_NEAR(*r.flop_per_j, 6e9 / *r.energy_j, 1e-6 * *r.flop_per_j);
+  ASSERT_TRUE(r.flop_per_s);
+  EXPECT_NEAR(*r.flop_per_s, 6e9 / r.duration_s, 1e-6 * *r.flop_per_s);
+  bool listed = false;
+  for (const auto& s : r.sources) listed = listed || (s.id == "external:meter" && s.energy_j == *r.energy_j);
+  EXPECT_TRUE(listed);
+}
+
+TEST_F(MeterTest, WindowsNestAndOverlap) {
+  flopwatt::Meter m(at_20_watts());
+  auto outer = m.begin("outer");
+  sleep_s(0.2);
+  auto a = m.begin("a");
+  sleep_s(0.2);
+  auto b = m.begin("b");  // overlaps a
+  sleep_s(0.2);
+  const auto ra = m.end(a);
+  sleep_s(0.2);
+  const auto rb = m.end(b);
+  const auto ro = m.end(outer);
+  for (const auto* r : {&ra, &rb, &ro}) {
+    ASSERT_TRUE(r->energy_j) << r->name << ": " << r->headline_why;
+    EXPECT_NEAR(*r->energy_j, kWatts * r->duration_s, 0.05 * kWatts * r->duration_s) << r->name;
+  }
+  EXPECT_EQ(ra.name, "a");
+  EXPECT_EQ(rb.name, "b");
+  EXPECT_GT(ro.duration_s, ra.duration_s + 0.15);
+  EXPECT_GT(*ro.energy_j, *ra.energy_j + *rb.energy_j - 20 * 0.25);  // a and b share 0.2 s
+}
+
+TEST_F(MeterTest, AWindowEndsOnce) {
+  flopwatt::MeterOptions none;
+  none.power = "none";
+  flopwatt::Meter m(none), other(none);
+  auto w = m.begin("x");
+  const auto r = m.end(w);
+  EXPECT_FALSE(r.energy_j);
+  EXPECT_NE(r.headline_why.find("no power source"), std::string::npos) << r.headline_why;
+  EXPECT_THROW(m.end(w), std::invalid_argument);
+  auto y = other.begin("y");
+  auto z = m.begin("z");
+  // y's slot exists in m (z took it) but its id is other's: refused.
+  if (y.slot == z.slot) {
+    EXPECT_THROW(m.end({y.id + 1000, y.slot}), std::invalid_argument);
+  }
+  EXPECT_THROW(m.end({0, 0}), std::invalid_argument);
+  m.end(z);
+  other.end(y);
+}
+
+TEST_F(MeterTest, ManyThreadsOpenAndCloseWindows) {
+  flopwatt::Meter m(at_20_watts());
+  // Windows of 0.32 s: over 3 of the 0.1 s meter's intervals, so each has a figure.
+  constexpr int kThreads = 8, kWindows = 6;
+  std::atomic<int> good{0}, bad{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&, t] {
+      for (int i = 0; i < kWindows; ++i) {
+        std::string name = "t";
+        name.append(std::to_string(t)).append("-").append(std::to_string(i));
+        auto w = m.begin(name);
+        sleep_s(0.32);
+        const auto r = m.end(w);
+        const bool ok = r.name == name && r.energy_j &&
+                        std::abs(*r.avg_power_w - kWatts) < 0.1 * kWatts;
+        (ok ? good : bad)++;
+      }
+    });
+  for (auto& th : ts) th.join();
+  EXPECT_EQ(good, kThreads * kWindows);
+  EXPECT_EQ(bad, 0);
+}
+
+TEST_F(MeterTest, AChargingBatteryIsNeverTheHeadline) {
+  // On mains with the battery charging, and no other source: no headline, and why.
+  flopwatt::MeterOptions o;
+  o.sysfs_root = std::string(FLOPWATT_TEST_FIXTURES) + "/power/charging-on-mains";
+  flopwatt::Meter m(o);
+  auto w = m.begin("step");
+  sleep_s(0.2);
+  const auto r = m.end(w, 1e9);
+  for (const auto& s : r.sources) {
+    if (s.domain == "battery") {
+      EXPECT_NE(r.headline, s.id) << r.headline_why;
+    }
+  }
+  EXPECT_EQ(r.supply, "mains");
+  if (!r.headline) {
+    EXPECT_FALSE(r.headline_why.empty());
+  }
+}
+
+TEST_F(MeterTest, BadOptionsAreOneLineNamingTheOption) {
+  flopwatt::MeterOptions o;
+  o.power = "no-such-source";
+  o.sysfs_root = std::string(FLOPWATT_TEST_FIXTURES) + "/power/laptop";
+  try {
+    flopwatt::Meter m(o);
+    FAIL() << "an unknown source was accepted";
+  } catch (const std::runtime_error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("no-such-source"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+}
+
+TEST(MeterVersion, IsTheProjects) { EXPECT_STREQ(flopwatt::version(), FLOPWATT_PROJECT_VERSION); }
+
+}  // namespace
