@@ -24,6 +24,8 @@ class DriverApi {
   virtual void munmap(void* p, std::size_t size) = 0;
   // Waits until `point` on the timeline syncobj signals; 0 or -errno.
   virtual int syncobj_wait(std::uint32_t syncobj, std::uint64_t point, std::int64_t timeout_ns) = 0;
+  // Releases a syncobj handle (DRM_IOCTL_SYNCOBJ_DESTROY); 0 or -errno.
+  virtual int syncobj_destroy(std::uint32_t syncobj) = 0;
   virtual void gem_close(std::uint32_t handle) = 0;
   virtual std::optional<DrmVersionInfo> version(int* errno_out) = 0;
   virtual std::string path() const = 0;

@@ -16,8 +16,20 @@ std::vector<std::uint8_t> cu_config_param(const std::vector<CuConfig>& cus) {
   return buf;
 }
 
-HwContext::HwContext(DriverApi& api, std::uint32_t max_opc, std::uint32_t num_tiles) : api_(api) {
-  QosInfo qos{};
+DriverBuild driver_build(const std::optional<DrmVersionInfo>& version) {
+  return version && version->major >= kOutOfTreeDriverMajor ? DriverBuild::OutOfTree : DriverBuild::Mainline;
+}
+
+QosInfoOutOfTree qos_for(DriverBuild build) {
+  QosInfoOutOfTree q{};
+  // The out-of-tree driver takes any other value as a requested start column;
+  // mainline never reads this word.
+  if (build == DriverBuild::OutOfTree) q.user_start_col = kUserStartColNotRequested;
+  return q;
+}
+
+HwContext::HwContext(DriverApi& api, std::uint32_t max_opc, std::uint32_t num_tiles, DriverBuild build) : api_(api) {
+  const QosInfoOutOfTree qos = qos_for(build);
   CreateHwctx c{};
   c.qos_p = reinterpret_cast<std::uint64_t>(&qos);
   c.max_opc = max_opc;
@@ -34,6 +46,7 @@ HwContext::~HwContext() {
   DestroyHwctx d{handle_, 0};
   int err = 0;
   api_.ioctl(kIoctlDestroyHwctx, &d, &err);
+  api_.syncobj_destroy(syncobj_);
 }
 
 void HwContext::configure_cus(const std::vector<CuConfig>& cus) {

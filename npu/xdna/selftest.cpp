@@ -93,7 +93,7 @@ SelftestReport run_selftest(const XdnaBackendConfig& cfg, const ReferenceGemm& r
 
     const std::uint32_t rows = info.aie.value ? info.aie.value->core.row_count : 4;
     const std::uint32_t width = x.partition.column_width ? x.partition.column_width : std::uint32_t(d->cols);
-    HwContext ctx(*api, x.partition.ops_per_cycle, width * rows);
+    HwContext ctx(*api, x.partition.ops_per_cycle, width * rows, driver_build(info.version));
     Bo pdi_bo(*api, kBoDev, pdi.image.size(), &heap);
     std::memcpy(pdi_bo.data(), pdi.image.data(), pdi.image.size());
     pdi_bo.sync(kSyncToDevice);

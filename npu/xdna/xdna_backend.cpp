@@ -186,7 +186,8 @@ XdnaBackend::Loaded& XdnaBackend::load(const ArtifactDesign& d, double* seconds)
   while (loaded_.size() >= cap) evict_lru();
   for (;;) {
     try {
-      l->ctx = std::make_unique<HwContext>(api, x.partition.ops_per_cycle, width * core_rows);
+      l->ctx = std::make_unique<HwContext>(api, x.partition.ops_per_cycle, width * core_rows,
+                                           driver_build(dev_->info.version));
       break;
     } catch (const std::runtime_error& e) {
       if (loaded_.empty())

@@ -3,6 +3,7 @@
 // own, which is how the fake firmware tells designs apart) per design, listed
 // in a manifest.
 #pragma once
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,8 @@ struct Rig {
   ::flopwatt::npu::test::TempDir root, art;
   FakeDriver* driver = nullptr;  // owned by the backend once opened
   FakeOptions options;
+  // What the fake had open when the backend let go of it.
+  std::shared_ptr<FakeLedger> ledger = std::make_shared<FakeLedger>();
   std::vector<DesignSpec> designs{{256, 128, 64}};
   std::optional<DesignMode> mode = DesignMode::PerShape;
   XdnaBackendConfig config_from_env() {
@@ -61,7 +64,9 @@ struct Rig {
     c.artifacts_dir = art.path();
     c.design_mode = mode;
     c.opener = [this, fakes](const std::string&, int*) -> std::unique_ptr<DriverApi> {
-      auto p = std::make_unique<FakeDriver>(fakes, options);
+      FakeOptions o = options;
+      o.ledger = ledger;
+      auto p = std::make_unique<FakeDriver>(fakes, o);
       driver = p.get();
       return p;
     };

@@ -35,6 +35,8 @@ TEST(Selftest, EveryStageTimedAndTheResultChecked) {
                                              "wait", "check"}));
   EXPECT_NE(r.stages[3].detail.find("design g1 "), std::string::npos) << "the smallest design: " << r.stages[3].detail;
   EXPECT_LE(r.rel_error, r.tolerance);
+  ASSERT_TRUE(rig.ledger->closed);
+  EXPECT_EQ(rig.ledger->bos + rig.ledger->contexts + rig.ledger->syncobjs, 0u) << "nothing left open";
 }
 
 TEST(Selftest, AWrongResultFailsTheCheck) {
@@ -56,7 +58,7 @@ TEST(Selftest, AFailedCommandIsReported) {
   auto opener = cfg.opener;
   cfg.opener = [&rig, opener](const std::string& p, int* e) {
     auto api = opener(p, e);
-    rig.driver->next_states.push_back(kErtStateTimeout);
+    rig.driver->next_states.push_back(test::upstream::kErtCmdStateTimeout);
     return api;
   };
   const SelftestReport r = run_selftest(cfg, naive);
