@@ -23,7 +23,7 @@ class DrmNode : public DriverApi {
     int r;
     do {
       r = ::ioctl(fd_, request, arg);
-    } while (r == -1 && (errno == EINTR || errno == EAGAIN));
+    } while (r == -1 && ioctl_restartable(errno));
     if (r == -1 && errno_out) *errno_out = errno;
     return r == -1 ? -1 : 0;
   }
