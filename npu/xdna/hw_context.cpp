@@ -1,5 +1,6 @@
 #include "npu/xdna/hw_context.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -26,6 +27,28 @@ QosInfoOutOfTree qos_for(DriverBuild build) {
   // mainline never reads this word.
   if (build == DriverBuild::OutOfTree) q.user_start_col = kUserStartColNotRequested;
   return q;
+}
+
+CuPdis load_cu_pdis(DriverApi& api, DevHeap& heap, const Xclbin& x) {
+  const std::vector<const AiePdi*> pdi_of = cu_pdis(x);
+  CuPdis r;
+  std::vector<const AiePdi*> loaded;
+  for (std::size_t i = 0; i < pdi_of.size(); ++i) {
+    auto at = std::find(loaded.begin(), loaded.end(), pdi_of[i]);
+    if (at == loaded.end()) {
+      const auto& image = pdi_of[i]->image;
+      auto bo = std::make_unique<Bo>(api, kBoDev, image.size(), &heap);
+      std::memcpy(bo->data(), image.data(), image.size());
+      bo->sync(kSyncToDevice);
+      r.bos.push_back(std::move(bo));
+      at = loaded.insert(loaded.end(), pdi_of[i]);
+    }
+    CuConfig c{};
+    c.cu_bo = r.bos[std::size_t(at - loaded.begin())]->handle();
+    c.cu_func = x.cus[i].functional;
+    r.cus.push_back(c);
+  }
+  return r;
 }
 
 HwContext::HwContext(DriverApi& api, std::uint32_t max_opc, std::uint32_t num_tiles, DriverBuild build) : api_(api) {

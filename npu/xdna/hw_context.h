@@ -6,11 +6,14 @@
 // aie2_ctx_syncobj_destroy drops only the driver's reference).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
+#include "npu/xdna/buffer.h"
 #include "npu/xdna/driver_api.h"
 #include "npu/xdna/uapi.h"
+#include "npu/xdna/xclbin.h"
 
 namespace flopwatt::npu::xdna {
 
@@ -39,6 +42,14 @@ class HwContext {
 DriverBuild driver_build(const std::optional<DrmVersionInfo>& version);
 // The QoS argument of CREATE_HWCTX for that build.
 QosInfoOutOfTree qos_for(DriverBuild build);
+
+// The design's PDIs in DEV buffers, one per distinct PDI, and the CONFIG_CU
+// entries pointing each CU (in IP_LAYOUT order) at its own (cu_pdis()).
+struct CuPdis {
+  std::vector<std::unique_ptr<Bo>> bos;
+  std::vector<CuConfig> cus;
+};
+CuPdis load_cu_pdis(DriverApi& api, DevHeap& heap, const Xclbin& x);
 
 // The CONFIG_CU parameter buffer: header then entries, as the driver reads it.
 std::vector<std::uint8_t> cu_config_param(const std::vector<CuConfig>& cus);

@@ -203,6 +203,19 @@ Xclbin parse_xclbin(std::span<const std::uint8_t> bytes, const std::string& wher
   return x;
 }
 
+std::vector<const AiePdi*> cu_pdis(const Xclbin& x) {
+  std::vector<const AiePdi*> v;
+  for (const auto& cu : x.cus) {
+    const AiePdi* p = x.pdi_for(cu.kernel_id);
+    if (!p)
+      throw InputError(x.where, fmt::format("no PDI in AIE_PARTITION serves compute unit '{}' (kernel id 0x{:x})", cu.name,
+                                            cu.kernel_id),
+                       "rebuild the design with aiecc (see scripts/build-npu-artifacts.md)");
+    v.push_back(p);
+  }
+  return v;
+}
+
 std::vector<std::uint8_t> read_file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "cannot open", "check the path and its permissions");
@@ -221,11 +234,7 @@ void require_npu_design(const Xclbin& x) {
   for (const auto& p : x.partition.pdis)
     if (p.image.empty()) throw InputError(x.where, "AIE_PARTITION has an empty PDI image", fix);
   if (x.cus.empty()) throw InputError(x.where, "no DPU compute unit in IP_LAYOUT or EMBEDDED_METADATA", fix);
-  for (const auto& cu : x.cus)
-    if (x.pdi_for(cu.kernel_id)) return;
-  throw InputError(x.where, fmt::format("no PDI serves compute unit '{}' (kernel id 0x{:x})", x.cus.front().name,
-                                        x.cus.front().kernel_id),
-                   fix);
+  cu_pdis(x);
 }
 
 }  // namespace flopwatt::npu::xdna

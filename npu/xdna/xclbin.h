@@ -75,9 +75,15 @@ struct Xclbin {
 // wrong magic, truncation, section or array offsets past the end.
 Xclbin parse_xclbin(std::span<const std::uint8_t> bytes, const std::string& where);
 Xclbin load_xclbin(const std::string& path);
-// Checks what the NPU flow needs: an AIE_PARTITION with a PDI and at least
-// one compute unit whose kernel id has a PDI. Throws InputError.
+// Checks what the NPU flow needs: an AIE_PARTITION with a PDI, at least one
+// compute unit, and a PDI for every compute unit (cu_pdis). Throws InputError.
 void require_npu_design(const Xclbin& x);
+
+// The PDI of each compute unit, in IP_LAYOUT order (a CU's index there is its
+// index in CONFIG_CU and its bit in a command's CU mask): the PDI whose CDO
+// groups list the CU's kernel id, as XRT's shim pairs them. InputError when a
+// CU has none, since CONFIG_CU needs a PDI for every CU it names.
+std::vector<const AiePdi*> cu_pdis(const Xclbin& x);
 
 std::vector<std::uint8_t> read_file_bytes(const std::string& path);  // InputError when unreadable
 

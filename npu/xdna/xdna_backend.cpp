@@ -47,9 +47,10 @@ struct XdnaBackend::Loaded {
   std::shared_ptr<const Parsed> files;
   std::uint32_t cu_index = 0;
   std::unique_ptr<HwContext> ctx;
-  std::unique_ptr<Bo> pdi, instr, a, b, c, cmd;
+  std::vector<std::unique_ptr<Bo>> pdis;  // one per distinct PDI the CUs use
+  std::unique_ptr<Bo> instr, a, b, c, cmd;
   ~Loaded() {  // buffers before the context that uses them
-    cmd.reset(), c.reset(), b.reset(), a.reset(), instr.reset(), pdi.reset();
+    cmd.reset(), c.reset(), b.reset(), a.reset(), instr.reset(), pdis.clear();
     ctx.reset();
   }
 };
@@ -172,11 +173,9 @@ XdnaBackend::Loaded& XdnaBackend::load(const ArtifactDesign& d, double* seconds)
   l->files = files;
   const Xclbin& x = files->xclbin;
   DriverApi& api = *dev_->api;
-  // One compute unit: the first whose kernel has a PDI (mlir-aie designs have one).
-  const ComputeUnit* cu = nullptr;
-  for (std::uint32_t i = 0; i < x.cus.size() && !cu; ++i)
-    if (x.pdi_for(x.cus[i].kernel_id)) cu = &x.cus[i], l->cu_index = i;
-  const AiePdi& pdi = *x.pdi_for(cu->kernel_id);
+  // Every CU is configured with its own PDI (require_npu_design checked each
+  // has one); commands go to the first, as mlir-aie designs have one.
+  l->cu_index = 0;
   const std::uint32_t core_rows = dev_->info.aie.value ? dev_->info.aie.value->core.row_count : 4;
   const std::uint32_t width = x.partition.column_width ? x.partition.column_width : std::uint32_t(d.cols);
   // The firmware holds a fixed number of contexts per device (Phoenix 6), shared
@@ -197,16 +196,9 @@ XdnaBackend::Loaded& XdnaBackend::load(const ArtifactDesign& d, double* seconds)
       evict_lru();
     }
   }
-  l->pdi = std::make_unique<Bo>(api, kBoDev, pdi.image.size(), dev_->heap.get());
-  std::memcpy(l->pdi->data(), pdi.image.data(), pdi.image.size());
-  l->pdi->sync(kSyncToDevice);
-  std::vector<CuConfig> cus(x.cus.size());
-  for (std::size_t i = 0; i < cus.size(); ++i) {
-    cus[i] = CuConfig{};
-    cus[i].cu_bo = l->pdi->handle();
-    cus[i].cu_func = x.cus[i].functional;
-  }
-  l->ctx->configure_cus(cus);
+  CuPdis pdis = load_cu_pdis(api, *dev_->heap, x);
+  l->pdis = std::move(pdis.bos);
+  l->ctx->configure_cus(pdis.cus);
   const auto& words = files->insts.words;
   l->instr = std::make_unique<Bo>(api, kBoDev, words.size() * 4, dev_->heap.get());
   std::memcpy(l->instr->data(), words.data(), words.size() * 4);

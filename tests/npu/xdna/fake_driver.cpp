@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -208,7 +209,7 @@ int FakeDriver::create_hwctx(up::amdxdna_drm_create_hwctx* c, int* errno_out) {
   // per context, its handle in the caller's file.
   c->handle = next_ctx_++;
   c->syncobj_handle = next_syncobj_++;
-  ctxs_[c->handle] = Ctx{c->syncobj_handle, 0, -1};
+  ctxs_[c->handle] = Ctx{c->syncobj_handle, 0, {}};
   syncobjs_[c->syncobj_handle] = 0;
   ++contexts_created;
   max_live_contexts = std::max(max_live_contexts, int(ctxs_.size()));
@@ -222,29 +223,32 @@ int FakeDriver::config_hwctx(up::amdxdna_drm_config_hwctx* c, int* errno_out) {
   auto ctx = ctxs_.find(c->handle);
   if (ctx == ctxs_.end()) return fail(errno_out, EINVAL);
   // aie2_hwctx_cu_config: no re-configuration, at least one CU, entries within the size.
-  if (ctx->second.design >= 0) return fail(errno_out, EINVAL);
+  if (!ctx->second.cu_design.empty()) return fail(errno_out, EINVAL);
   up::amdxdna_hwctx_param_config_cu h;
   if (c->param_val_size < sizeof h) return fail(errno_out, EINVAL);
   std::memcpy(&h, reinterpret_cast<void*>(c->param_val), sizeof h);
   if (h.pad[0] || h.pad[1] || h.pad[2] || !h.num_cus ||
       sizeof h + std::size_t(h.num_cus) * sizeof(up::amdxdna_cu_config) > c->param_val_size)
     return fail(errno_out, EINVAL);
-  int design = -1;
+  std::vector<int> cu_design;
   for (std::uint16_t n = 0; n < h.num_cus; ++n) {
     up::amdxdna_cu_config cu;
     std::memcpy(&cu, reinterpret_cast<std::uint8_t*>(c->param_val) + sizeof h + n * sizeof cu, sizeof cu);
     // aie2_hwctx_hold_cu_bos: each PDI must be in a DEV object.
     FakeBo* b = lookup(cu.cu_bo);
     if (!b || b->type != up::kBoDev) return fail(errno_out, EINVAL);
-    // The firmware loads the PDI it is pointed at; a PDI it does not know
-    // fails the CONFIG_CU message (non-zero status: EINVAL).
+    // The firmware loads the PDI each CU is pointed at; a PDI it does not
+    // know fails the CONFIG_CU message (non-zero status: EINVAL).
     const std::uint8_t* pdi = data(*b);
+    int design = -1;
     for (std::size_t d = 0; d < designs_.size() && design < 0; ++d)
       if (designs_[d].pdi.size() <= b->size && std::equal(designs_[d].pdi.begin(), designs_[d].pdi.end(), pdi))
         design = int(d);
     if (design < 0) return fail(errno_out, EINVAL);
+    cu_design.push_back(design);
   }
-  ctx->second.design = design;
+  last_cu_designs = cu_design;
+  ctx->second.cu_design = std::move(cu_design);
   ++configs;
   return 0;
 }
@@ -332,10 +336,13 @@ int FakeDriver::exec(up::amdxdna_drm_exec_cmd* e, int* errno_out) {
   if (!next_states.empty()) {
     state = next_states.front();
     next_states.pop_front();
-  } else if (opcode != up::kErtStartCu || count < 12 || w[1] != 1 || u64(2) != kMlirAieOpcode || cx.design < 0) {
+  } else if (opcode != up::kErtStartCu || count < 12 || std::popcount(w[1]) != 1 ||
+             std::size_t(std::countr_zero(w[1])) >= cx.cu_design.size() || u64(2) != kMlirAieOpcode) {
     state = up::kErtCmdStateError;  // aie2_sched_resp_handler: a failure status from the firmware is ERROR
   } else {
-    const FakeDesign& d = designs_[std::size_t(cx.design)];
+    // The CU the mask names runs the design of the PDI it was configured with.
+    const int design = cx.cu_design[std::size_t(std::countr_zero(w[1]))];
+    const FakeDesign& d = designs_[std::size_t(design)];
     const std::size_t ob = d.out == DType::F32 ? 4 : 2;
     const std::uint8_t* ins = resolve(u64(4), std::size_t(w[6]) * 4);
     const auto* a = reinterpret_cast<const bf16_t*>(resolve(u64(7), std::size_t(d.M * d.K) * 2));
@@ -347,7 +354,7 @@ int FakeDriver::exec(up::amdxdna_drm_exec_cmd* e, int* errno_out) {
       // the command TIMEOUT (aie2_ctx.c: aie2_sched_resp_handler, aie2_set_cmd_timeout).
       state = up::kErtCmdStateTimeout;
     } else {
-      design_runs.push_back(std::size_t(cx.design));
+      design_runs.push_back(std::size_t(design));
       for (std::int64_t i = 0; i < d.M; ++i)
         for (std::int64_t j = 0; j < d.N; ++j) {
           float s = 0;

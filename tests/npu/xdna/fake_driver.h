@@ -10,7 +10,7 @@
 // fit in the chunks so far, which is the shim's cue to add one), a per-device
 // limit on live hardware contexts, a timeline syncobj per context whose handle
 // outlives the context until user space destroys it, and "runs" a START_CU
-// command by computing the GEMM of the design whose PDI the context was
+// command by computing the GEMM of the design whose PDI the CU it names was
 // configured with (bf16 A and B, fp32 sums), reading and writing only through
 // the addresses the command carries. It counts what is open so that a leak
 // fails a test (FakeLedger).
@@ -110,6 +110,7 @@ class FakeDriver : public DriverApi {
   // The QoS words past the mainline struct as the out-of-tree driver read them.
   std::uint32_t last_user_start_col = 0, last_qos_reserved = 0;
   std::vector<std::size_t> design_runs;  // index into the designs, per command
+  std::vector<int> last_cu_designs;      // what the last CONFIG_CU gave each CU
   std::size_t live_contexts() const { return ctxs_.size(); }
   std::size_t live_bos() const;
   std::size_t live_syncobjs() const { return syncobjs_.size(); }
@@ -119,7 +120,7 @@ class FakeDriver : public DriverApi {
   struct Ctx {
     std::uint32_t syncobj = 0;
     std::uint64_t seq = 0;
-    int design = -1;  // set by CONFIG_CU
+    std::vector<int> cu_design;  // per CU, from CONFIG_CU: index into the designs
   };
   int fail(int* errno_out, int e) {
     if (errno_out) *errno_out = e;

@@ -22,6 +22,7 @@ struct DesignSpec {
   DType out = DType::F32;
   std::string device = "npu1";
   std::string file_suffix = {};  // mlir-aie's MxKxN[_mxkxn] in the xclbin's name, when set
+  bool second_cu = false;        // a second compute unit with a PDI (and fake design) of its own
 };
 
 struct Rig {
@@ -45,6 +46,7 @@ struct Rig {
       const auto& s = designs[i];
       XclbinSpec xs;
       xs.pdi.push_back(std::uint8_t(i));  // the firmware tells designs apart by their PDI
+      if (s.second_cu) xs.more_cus.push_back({"MLIR_AIE:SECOND", 0x902, 1, {std::uint8_t(0x80 + i)}});
       const auto x = build_xclbin(xs);
       const std::string xname =
           (s.file_suffix.empty() ? std::string("gemm").append(std::to_string(i)) : std::string("final_").append(s.file_suffix))
@@ -57,6 +59,7 @@ struct Rig {
                       {"array", {{"rows", 4}, {"cols", 4}}}, {"dtype_in", "bf16"},
                       {"dtype_out", std::string(to_string(s.out))}});
       fakes.push_back({s.M, s.N, s.K, s.out, xs.pdi});
+      for (const auto& more : xs.more_cus) fakes.push_back({s.M, s.N, s.K, s.out, more.pdi});
     }
     art.write("manifest.json", nlohmann::json{{"schema", "flopwatt-npu-artifacts/1"}, {"designs", list}}.dump());
     XdnaBackendConfig c;

@@ -39,6 +39,17 @@ TEST(Selftest, EveryStageTimedAndTheResultChecked) {
   EXPECT_EQ(rig.ledger->bos + rig.ledger->contexts + rig.ledger->syncobjs, 0u) << "nothing left open";
 }
 
+// The PDI per CU goes through load_cu_pdis, as in the backend
+// (XdnaBackend.EachComputeUnitGetsItsOwnPdi checks what the driver was told).
+TEST(Selftest, ADesignWithTwoComputeUnitsPasses) {
+  test::Rig rig;
+  rig.designs = {{64, 32, 16, DType::F32, "npu1", "", true}};
+  const SelftestReport r = run_selftest(rig.config(), naive);
+  EXPECT_TRUE(r.passed) << r.missing;
+  ASSERT_TRUE(rig.ledger->closed);
+  EXPECT_EQ(rig.ledger->bos, 0u) << "both PDI buffers closed";
+}
+
 TEST(Selftest, AWrongResultFailsTheCheck) {
   test::Rig rig;
   rig.designs = {{64, 32, 16}};

@@ -82,6 +82,30 @@ TEST(Xclbin, DesignChecks) {
   EXPECT_THROW(require_npu_design(parse_xclbin(b, "t")), InputError) << "no PDI serves the CU";
 }
 
+TEST(Xclbin, EachComputeUnitHasThePdiOfItsKernel) {
+  XclbinSpec s;
+  s.more_cus.push_back({"MLIR_AIE:SECOND", 0x902, 1, {9, 9, 9}});
+  const Xclbin x = parse_xclbin(build_xclbin(s), "t");
+  ASSERT_EQ(x.cus.size(), 2u);
+  const auto pdis = cu_pdis(x);
+  ASSERT_EQ(pdis.size(), 2u);
+  EXPECT_EQ(pdis[0]->image, s.pdi);
+  EXPECT_EQ(pdis[1]->image, (std::vector<std::uint8_t>{9, 9, 9}));
+  // A second CU whose kernel no PDI serves: refused, naming it, though the
+  // first CU is fine.
+  s.more_cus[0].kernel_id = 0x903;
+  test::XclbinLayout lay;
+  auto b = build_xclbin(s, &lay);
+  const std::uint32_t props = 1u | (1u << 4) | (0x904u << 16);
+  poke(b, lay.ip_layout_offset + 8 + 80 + 4, props);
+  try {
+    require_npu_design(parse_xclbin(b, "t"));
+    FAIL() << "a CU without a PDI passed";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("MLIR_AIE:SECOND"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Xclbin, CorruptInputsAreInputErrors) {
   test::XclbinLayout lay;
   const auto good = build_xclbin(XclbinSpec{}, &lay);

@@ -194,6 +194,17 @@ TEST(XdnaBackend, NothingIsLeftOpenOnceTheBackendIsGone) {
   }
 }
 
+// CONFIG_CU points each compute unit at the PDI AIE_PARTITION lists for its
+// kernel id, not every CU at the first CU's PDI.
+TEST(XdnaBackend, EachComputeUnitGetsItsOwnPdi) {
+  Rig rig;
+  rig.designs = {{256, 128, 64, DType::F32, "npu1", "", true}};
+  XdnaBackend b(rig.config());
+  run_and_check(b, shape(256, 128, 64), 1);
+  EXPECT_EQ(rig.driver->last_cu_designs, (std::vector<int>{0, 1})) << "fake designs 0 and 1 are the two PDIs";
+  EXPECT_EQ(rig.driver->design_runs, (std::vector<std::size_t>{0})) << "the command goes to the first CU";
+}
+
 // Another process holding contexts: CREATE_HWCTX fails although the count is
 // under the reported limit; the backend evicts its own and retries.
 TEST(XdnaBackend, EvictsAndRetriesWhenTheFirmwareRefusesAContext) {
