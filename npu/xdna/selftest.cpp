@@ -115,7 +115,8 @@ SelftestReport run_selftest(const XdnaBackendConfig& cfg, const ReferenceGemm& r
     stage("sync", true, "CPU caches flushed over instructions, A, B and C");
 
     const std::uint64_t addrs[] = {a.device_address(), b.device_address(), c.device_address()};
-    const auto packet = start_cu_packet(cu_index, instr.device_address(), std::uint32_t(insts.words.size()), addrs);
+    const auto packet = start_cu_packet(cu_index, register_map(x, cu_index), instr.device_address(),
+                                        std::uint32_t(insts.words.size()), addrs);
     Submission s;
     try {
       s = run_command(*api, ctx, cmd, packet, {instr.handle(), a.handle(), b.handle(), c.handle()}, cfg.timeout_ns);

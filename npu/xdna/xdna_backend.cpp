@@ -46,6 +46,7 @@ struct XdnaBackend::Loaded {
   ArtifactDesign design;
   std::shared_ptr<const Parsed> files;
   std::uint32_t cu_index = 0;
+  RegisterMap regs;  // the CU's, from the xclbin's metadata
   std::unique_ptr<HwContext> ctx;
   std::vector<std::unique_ptr<Bo>> pdis;  // one per distinct PDI the CUs use
   std::unique_ptr<Bo> instr, a, b, c, cmd;
@@ -176,6 +177,7 @@ XdnaBackend::Loaded& XdnaBackend::load(const ArtifactDesign& d, double* seconds)
   // Every CU is configured with its own PDI (require_npu_design checked each
   // has one); commands go to the first, as mlir-aie designs have one.
   l->cu_index = 0;
+  l->regs = register_map(x, l->cu_index);
   const std::uint32_t core_rows = dev_->info.aie.value ? dev_->info.aie.value->core.row_count : 4;
   const std::uint32_t width = x.partition.column_width ? x.partition.column_width : std::uint32_t(d.cols);
   // The firmware holds a fixed number of contexts per device (Phoenix 6), shared
@@ -244,7 +246,8 @@ void XdnaBackend::gemm(const GemmDesc& g, const void* A, const void* B, void* C)
   bd.copy_in = since(t0);
 
   const std::uint64_t addrs[] = {l.a->device_address(), l.b->device_address(), l.c->device_address()};
-  const auto packet = start_cu_packet(l.cu_index, l.instr->device_address(), std::uint32_t(l.files->insts.words.size()), addrs);
+  const auto packet =
+      start_cu_packet(l.cu_index, l.regs, l.instr->device_address(), std::uint32_t(l.files->insts.words.size()), addrs);
   Submission s;
   try {
     s = run_command(*dev_->api, *l.ctx, *l.cmd, packet, {l.instr->handle(), l.a->handle(), l.b->handle(), l.c->handle()},

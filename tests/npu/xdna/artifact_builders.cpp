@@ -101,9 +101,23 @@ std::vector<std::uint8_t> ip_layout_section(const XclbinSpec& s) {
 std::string metadata_xml(const XclbinSpec& s) {
   char id[16];
   std::snprintf(id, sizeof id, "0x%x", s.kernel_id);
+  std::string args;
+  if (s.metadata_args) {
+    auto arg = [&](const std::string& name, int qualifier, int n, int size, std::uint32_t offset, const char* type) {
+      char off[16];
+      std::snprintf(off, sizeof off, "0x%x", offset);
+      args += "<arg name=\"" + name + "\" addressQualifier=\"" + std::to_string(qualifier) + "\" id=\"" + std::to_string(n) +
+              "\" size=\"0x" + std::to_string(size) + "\" offset=\"" + off + "\" type=\"" + type + "\"/>";
+    };
+    arg("opcode", 0, 0, 8, 0x0, "uint64_t");
+    arg("instr", 1, 1, 8, 0x8, "char *");
+    arg("ninstr", 0, 2, 4, 0x10, "uint32_t");
+    for (int i = 0; i < 5; ++i) arg("bo" + std::to_string(i), 1, 3 + i, 8, s.first_buffer_offset + 8 * std::uint32_t(i), "void*");
+  }
   return "<?xml version=\"1.0\"?><project><platform><device><core><kernel name=\"MLIR_AIE\" language=\"c\" "
          "type=\"dpu\"><extended-data subtype=\"DPU\" functional=\"" +
-         std::to_string(s.functional) + "\" dpu_kernel_id=\"" + id + "\"/></kernel></core></device></platform></project>";
+         std::to_string(s.functional) + "\" dpu_kernel_id=\"" + id + "\"/>" + args +
+         "</kernel></core></device></platform></project>";
 }
 
 }  // namespace

@@ -27,6 +27,10 @@ struct XclbinSpec {
   std::uint16_t column_width = 4;
   bool ip_layout = true;
   bool metadata = true;
+  // The register map the metadata lists: opcode, instr, ninstr at mlir-aie's
+  // offsets, then bo0..bo4 from this offset (mlir-aie: 0x14); none when false.
+  bool metadata_args = true;
+  std::uint32_t first_buffer_offset = 0x14;
   std::vector<XclbinCu> more_cus = {};  // in IP_LAYOUT after the first; each PDI in AIE_PARTITION after the first
 };
 

@@ -332,29 +332,35 @@ int FakeDriver::exec(up::amdxdna_drm_exec_cmd* e, int* errno_out) {
   std::memcpy(w.data(), cmem, w.size() * 4);
   auto u64 = [&](std::size_t i) { return std::uint64_t(w[i]) | (std::uint64_t(w[i + 1]) << 32); };
 
+  // The CU the mask names runs the design of the PDI it was configured with.
+  const FakeDesign* named = nullptr;
+  if (count >= 6 && std::popcount(w[1]) == 1 && std::size_t(std::countr_zero(w[1])) < cx.cu_design.size())
+    named = &designs_[std::size_t(cx.cu_design[std::size_t(std::countr_zero(w[1]))])];
   std::uint32_t state = up::kErtCmdStateCompleted;
   if (!next_states.empty()) {
     state = next_states.front();
     next_states.pop_front();
-  } else if (opcode != up::kErtStartCu || count < 12 || std::popcount(w[1]) != 1 ||
-             std::size_t(std::countr_zero(w[1])) >= cx.cu_design.size() || u64(2) != kMlirAieOpcode) {
+  } else if (opcode != up::kErtStartCu || !named || count < 1 + (named->buffer_offset + 24) / 4 ||
+             u64(2) != kMlirAieOpcode) {
     state = up::kErtCmdStateError;  // aie2_sched_resp_handler: a failure status from the firmware is ERROR
   } else {
-    // The CU the mask names runs the design of the PDI it was configured with.
-    const int design = cx.cu_design[std::size_t(std::countr_zero(w[1]))];
-    const FakeDesign& d = designs_[std::size_t(design)];
+    const FakeDesign& d = *named;
+    const std::size_t design = std::size_t(named - designs_.data());
     const std::size_t ob = d.out == DType::F32 ? 4 : 2;
+    // mlir-aie's kernel: instructions at register-map offset 0x8, their count
+    // at 0x10; the data buffers where the design's metadata puts them.
+    const std::size_t at = 2 + d.buffer_offset / 4;
     const std::uint8_t* ins = resolve(u64(4), std::size_t(w[6]) * 4);
-    const auto* a = reinterpret_cast<const bf16_t*>(resolve(u64(7), std::size_t(d.M * d.K) * 2));
-    const auto* b = reinterpret_cast<const bf16_t*>(resolve(u64(9), std::size_t(d.K * d.N) * 2));
-    std::uint8_t* c = resolve(u64(11), std::size_t(d.M * d.N) * ob);
+    const auto* a = reinterpret_cast<const bf16_t*>(resolve(u64(at), std::size_t(d.M * d.K) * 2));
+    const auto* b = reinterpret_cast<const bf16_t*>(resolve(u64(at + 2), std::size_t(d.K * d.N) * 2));
+    std::uint8_t* c = resolve(u64(at + 4), std::size_t(d.M * d.N) * ob);
     if (!ins || !w[6] || !a || !b || !c) {
       // An address the IOMMU cannot translate (or a transfer running off the
       // end of an object) stalls the array; the driver's timeout handler marks
       // the command TIMEOUT (aie2_ctx.c: aie2_sched_resp_handler, aie2_set_cmd_timeout).
       state = up::kErtCmdStateTimeout;
     } else {
-      design_runs.push_back(std::size_t(design));
+      design_runs.push_back(design);
       for (std::int64_t i = 0; i < d.M; ++i)
         for (std::int64_t j = 0; j < d.N; ++j) {
           float s = 0;

@@ -32,6 +32,9 @@ struct FakeDesign {
   std::int64_t M = 0, N = 0, K = 0;
   DType out = DType::F32;
   std::vector<std::uint8_t> pdi;  // CONFIG_CU with this PDI selects this design
+  // Where the design's kernel reads A, B and C in the register map (byte
+  // offsets after the CU mask; mlir-aie's bo0..bo2 at 0x14, 0x1c, 0x24).
+  std::uint32_t buffer_offset = 0x14;
 };
 
 // Which build of the driver the fake is: they differ in the QoS struct the

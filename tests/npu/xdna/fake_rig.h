@@ -23,6 +23,7 @@ struct DesignSpec {
   std::string device = "npu1";
   std::string file_suffix = {};  // mlir-aie's MxKxN[_mxkxn] in the xclbin's name, when set
   bool second_cu = false;        // a second compute unit with a PDI (and fake design) of its own
+  std::uint32_t buffer_offset = 0x14;  // where the kernel's register map puts A (B, C follow)
 };
 
 struct Rig {
@@ -46,6 +47,7 @@ struct Rig {
       const auto& s = designs[i];
       XclbinSpec xs;
       xs.pdi.push_back(std::uint8_t(i));  // the firmware tells designs apart by their PDI
+      xs.first_buffer_offset = s.buffer_offset;
       if (s.second_cu) xs.more_cus.push_back({"MLIR_AIE:SECOND", 0x902, 1, {std::uint8_t(0x80 + i)}});
       const auto x = build_xclbin(xs);
       const std::string xname =
@@ -58,8 +60,8 @@ struct Rig {
                       {"M", s.M}, {"N", s.N}, {"K", s.K}, {"tile", {{"m", 8}, {"k", 8}, {"n", 8}}},
                       {"array", {{"rows", 4}, {"cols", 4}}}, {"dtype_in", "bf16"},
                       {"dtype_out", std::string(to_string(s.out))}});
-      fakes.push_back({s.M, s.N, s.K, s.out, xs.pdi});
-      for (const auto& more : xs.more_cus) fakes.push_back({s.M, s.N, s.K, s.out, more.pdi});
+      fakes.push_back({s.M, s.N, s.K, s.out, xs.pdi, s.buffer_offset});
+      for (const auto& more : xs.more_cus) fakes.push_back({s.M, s.N, s.K, s.out, more.pdi, s.buffer_offset});
     }
     art.write("manifest.json", nlohmann::json{{"schema", "flopwatt-npu-artifacts/1"}, {"designs", list}}.dump());
     XdnaBackendConfig c;

@@ -167,6 +167,27 @@ TEST(Command, StartCuPacketLayout) {
   EXPECT_THROW(start_cu_packet(32, 0, 0, {}), std::runtime_error);
 }
 
+TEST(Command, StartCuPacketFollowsTheRegisterMap) {
+  RegisterMap m;
+  m.buffers = {0x18, 0x20, 0x28, 0x30};
+  m.bytes = 0x38;
+  const std::uint64_t bufs[] = {0x1000000010ull, 0x2000000020ull};
+  const auto p = start_cu_packet(1, m, 0x40, 9, bufs);
+  ASSERT_EQ(p.size(), 2u + 0x38 / 4);
+  EXPECT_EQ(decode_header(p[0]).count, p.size() - 1);
+  EXPECT_EQ(p[1], 2u);
+  EXPECT_EQ(p[2 + 0x10 / 4], 9u);
+  EXPECT_EQ(p[2 + 0x14 / 4], 0u) << "the gap before the first buffer stays zero";
+  EXPECT_EQ(p[2 + 0x18 / 4], 0x10u);
+  EXPECT_EQ(p[2 + 0x1c / 4], 0x10u);
+  EXPECT_EQ(p[2 + 0x20 / 4], 0x20u);
+  EXPECT_EQ(p[2 + 0x28 / 4], 0u) << "unused buffer arguments are zero";
+  const std::uint64_t five[] = {1, 2, 3, 4, 5};
+  EXPECT_THROW(start_cu_packet(0, m, 0, 0, five), std::runtime_error);
+  m.buffers[0] = 0x34;
+  EXPECT_THROW(start_cu_packet(0, m, 0, 0, bufs), std::runtime_error) << "a pointer past the map's end";
+}
+
 TEST(HwContext, CuConfigParameterLayout) {
   std::vector<CuConfig> cus(2);
   cus[0] = CuConfig{7, 0, {}};

@@ -205,6 +205,17 @@ TEST(XdnaBackend, EachComputeUnitGetsItsOwnPdi) {
   EXPECT_EQ(rig.driver->design_runs, (std::vector<std::size_t>{0})) << "the command goes to the first CU";
 }
 
+// A kernel whose metadata puts the data buffers 4 bytes further on than
+// mlir-aie's usual layout: the command follows the metadata.
+TEST(XdnaBackend, TheCommandFollowsTheKernelsRegisterMap) {
+  Rig rig;
+  rig.designs = {{256, 128, 64, DType::F32, "npu1", "", false, 0x18}};
+  XdnaBackend b(rig.config());
+  run_and_check(b, shape(256, 128, 64), 1);
+  EXPECT_EQ(rig.driver->last_state, test::upstream::kErtCmdStateCompleted);
+  EXPECT_EQ(rig.driver->design_runs.size(), 1u);
+}
+
 // Another process holding contexts: CREATE_HWCTX fails although the count is
 // under the reported limit; the backend evicts its own and retries.
 TEST(XdnaBackend, EvictsAndRetriesWhenTheFirmwareRefusesAContext) {
