@@ -23,12 +23,24 @@ namespace {
 
 }  // namespace
 
-Bo::Bo(DriverApi& api, BoType type, std::size_t size, const DevHeap* heap) : api_(api), size_(size) {
+Bo::Bo(DriverApi& api, BoType type, std::size_t size, DevHeap* heap) : api_(api), size_(size) {
   CreateBo c{};
   c.size = size;
   c.type = type;
   int err = 0;
-  if (api_.ioctl(kIoctlCreateBo, &c, &err) != 0) fail("CREATE_BO", err);
+  // A DEV object that does not fit in the heap's chunks so far is EAGAIN
+  // (amdxdna_gem.c: amdxdna_init_dev_bo); each retry follows one more chunk,
+  // and the heap stops growing at its reservation or the driver's maximum.
+  // ENOSPC is the driver's whole DEV range taken (amdxdna_gem_heap_alloc).
+  while (api_.ioctl(kIoctlCreateBo, &c, &err) != 0) {
+    if (type != kBoDev || (err != EAGAIN && err != ENOSPC)) fail("CREATE_BO", err);
+    if (err == EAGAIN && heap && heap->grow()) continue;
+    const std::string why = err == ENOSPC ? std::strerror(err)
+                            : heap        ? "the heap cannot grow: " + heap->why_full()
+                                          : std::string("there is no device heap");
+    throw std::runtime_error(fmt::format("amdxdna CREATE_BO: a {} KiB DEV buffer does not fit in the {} MiB device heap; {}",
+                                         (size + 1023) / 1024, heap ? heap->size() >> 20 : 0, why));
+  }
   handle_ = c.handle;
   GetBoInfo info{};
   info.handle = handle_;
@@ -48,8 +60,8 @@ Bo::Bo(DriverApi& api, BoType type, std::size_t size, const DevHeap* heap) : api
     // address from the heap's (the driver's user address for it is invalid
     // without PASID).
     const std::uint64_t base = heap ? heap->device_address() : 0;
-    if (!heap || info.xdna_addr == kInvalidAddr || info.xdna_addr < base || info.xdna_addr - base > kDevHeapBytes ||
-        size > kDevHeapBytes - (info.xdna_addr - base)) {
+    if (!heap || info.xdna_addr == kInvalidAddr || info.xdna_addr < base || info.xdna_addr - base > heap->size() ||
+        size > heap->size() - (info.xdna_addr - base)) {
       api_.gem_close(handle_);
       throw std::runtime_error(fmt::format("amdxdna buffer object {} has no mmap offset and is not inside the DEV heap",
                                            handle_));
@@ -87,47 +99,84 @@ void flush_cpu_cache(const void* p, std::size_t n) {
 #endif
 }
 
-DevHeap::DevHeap(DriverApi& api) : api_(api) {
+DevHeap::DevHeap(DriverApi& api, std::uint64_t max_bytes) : api_(api), max_bytes_(max_bytes) {
+  if (max_bytes_ < kDevHeapBytes || max_bytes_ % kDevHeapBytes)
+    throw std::invalid_argument(fmt::format("device heap maximum {} is not a multiple of {} MiB", max_bytes_, kDevHeapBytes >> 20));
+  // The driver places DEV buffers relative to a heap mapped at a chunk-aligned
+  // address, later chunks directly after the earlier ones (amdxdna_init_dev_bo
+  // checks the user addresses are contiguous): reserve the whole range, no
+  // access, plus a chunk of slack to align it, and map chunks into it.
+  const std::size_t want = std::size_t(max_bytes_ + kDevHeapBytes);
+  void* res = ::mmap(nullptr, want, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (res == MAP_FAILED) fail("address reservation for DEV_HEAP", errno);
+  const auto base = reinterpret_cast<std::uintptr_t>(res);
+  const auto aligned = (base + kDevHeapBytes - 1) & ~(std::uintptr_t(kDevHeapBytes) - 1);
+  if (aligned > base) ::munmap(res, aligned - base);
+  reservation_ = map_ = reinterpret_cast<void*>(aligned);
+  reservation_bytes_ = want - (aligned - base);
+  try {
+    add_chunk();
+  } catch (...) {
+    ::munmap(reservation_, reservation_bytes_);
+    throw;
+  }
+}
+
+void DevHeap::add_chunk() {
   CreateBo c{};
   c.size = kDevHeapBytes;
   c.type = kBoDevHeap;
   int err = 0;
   if (api_.ioctl(kIoctlCreateBo, &c, &err) != 0) fail("CREATE_BO (DEV_HEAP)", err);
-  handle_ = c.handle;
   GetBoInfo info{};
-  info.handle = handle_;
+  info.handle = c.handle;
   if (api_.ioctl(kIoctlGetBoInfo, &info, &err) != 0) {
-    api_.gem_close(handle_);
+    api_.gem_close(c.handle);
     fail("GET_BO_INFO (DEV_HEAP)", err);
   }
-  xdna_addr_ = info.xdna_addr;
-  // The driver hands out DEV buffer addresses relative to a heap mapped at a
-  // heap-size-aligned address: reserve twice the size, map inside it aligned.
-  void* res = ::mmap(nullptr, 2 * kDevHeapBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (res == MAP_FAILED) {
-    api_.gem_close(handle_);
-    fail("address reservation for DEV_HEAP", errno);
+  const std::uint64_t offset = size();
+  if (!chunks_.empty() && info.xdna_addr != xdna_addr_ + offset) {
+    api_.gem_close(c.handle);
+    throw std::runtime_error(fmt::format("amdxdna placed a DEV_HEAP chunk at device address {:#x}, not after the heap's end {:#x}",
+                                         info.xdna_addr, xdna_addr_ + offset));
   }
-  const auto base = reinterpret_cast<std::uintptr_t>(res);
-  const auto aligned = (base + kDevHeapBytes - 1) & ~(std::uintptr_t(kDevHeapBytes) - 1);
-  map_ = api_.mmap(kDevHeapBytes, info.map_offset, reinterpret_cast<void*>(aligned), &err);
-  if (!map_) {
-    ::munmap(res, 2 * kDevHeapBytes);
-    api_.gem_close(handle_);
+  void* at = static_cast<char*>(map_) + offset;
+  void* p = api_.mmap(kDevHeapBytes, info.map_offset, at, &err);
+  if (!p) {
+    api_.gem_close(c.handle);
     fail("mmap of DEV_HEAP", err);
   }
-  if (map_ == reinterpret_cast<void*>(aligned)) {  // trim the reservation around the fixed mapping
-    if (aligned > base) ::munmap(res, aligned - base);
-    const auto end = aligned + kDevHeapBytes, res_end = base + 2 * kDevHeapBytes;
-    if (res_end > end) ::munmap(reinterpret_cast<void*>(end), res_end - end);
-  } else {
-    ::munmap(res, 2 * kDevHeapBytes);
+  if (p != at) {
+    api_.munmap(p, kDevHeapBytes);
+    api_.gem_close(c.handle);
+    throw std::runtime_error("amdxdna mmap of DEV_HEAP ignored the fixed address the heap needs");
+  }
+  if (chunks_.empty()) xdna_addr_ = info.xdna_addr;
+  chunks_.push_back(c.handle);
+}
+
+bool DevHeap::grow() {
+  if (size() + kDevHeapBytes > max_bytes_) {
+    why_full_ = fmt::format("the {} MiB reserved for it are in use", max_bytes_ >> 20);
+    return false;
+  }
+  try {
+    add_chunk();
+    return true;
+  } catch (const std::runtime_error& e) {
+    why_full_ = e.what();
+    return false;
   }
 }
 
 DevHeap::~DevHeap() {
-  api_.munmap(map_, kDevHeapBytes);
-  api_.gem_close(handle_);
+  const std::uint64_t mapped = size();
+  for (std::size_t i = chunks_.size(); i-- > 0;) {
+    api_.munmap(static_cast<char*>(map_) + i * kDevHeapBytes, kDevHeapBytes);
+    api_.gem_close(chunks_[i]);
+  }
+  // Only the part of the reservation no chunk was mapped over is still ours.
+  if (reservation_bytes_ > mapped) ::munmap(static_cast<char*>(reservation_) + mapped, reservation_bytes_ - mapped);
 }
 
 }  // namespace flopwatt::npu::xdna

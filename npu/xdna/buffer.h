@@ -1,9 +1,13 @@
 // Buffer objects of the amdxdna driver: created with CREATE_BO, located with
 // GET_BO_INFO (mmap offset, user address, device address), mapped, kept
 // coherent by CPU cache flushes and closed with GEM_CLOSE. DEV buffers (PDIs,
-// instruction streams) are carved from the 64 MiB DEV_HEAP buffer, which the
-// process maps at a 64 MiB-aligned address first; SHMEM buffers hold data, CMD
-// buffers command packets.
+// instruction streams) are carved from the device heap: DEV_HEAP objects of
+// 64 MiB each, mapped back to back from a 64 MiB-aligned address. The heap
+// starts with one; when a DEV buffer does not fit the driver says EAGAIN and
+// one more is added, as XRT's shim does (amd/xdna-driver src/shim/kmq/
+// pcidev.cpp: pdev_kmq::create_drm_bo), until the driver refuses (ENOSPC at
+// its dev_heap_max_size: 64 MiB on npu1, 512 MiB on npu4). SHMEM buffers hold
+// data, CMD buffers command packets.
 //
 // The addresses follow the driver, not intuition: a SHMEM or CMD object's user
 // address is AMDXDNA_INVALID_ADDR until it is mmapped (so it is mapped whenever
@@ -15,6 +19,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "npu/xdna/driver_api.h"
 #include "npu/xdna/uapi.h"
@@ -25,9 +31,9 @@ class DevHeap;
 
 class Bo {
  public:
-  // DEV objects need the mapped heap they are carved from. Throws
-  // std::runtime_error naming the ioctl.
-  Bo(DriverApi& api, BoType type, std::size_t size, const DevHeap* heap = nullptr);
+  // DEV objects need the mapped heap they are carved from, which grows when
+  // they do not fit. Throws std::runtime_error naming the ioctl.
+  Bo(DriverApi& api, BoType type, std::size_t size, DevHeap* heap = nullptr);
   ~Bo();
   Bo(const Bo&) = delete;
   Bo& operator=(const Bo&) = delete;
@@ -54,19 +60,29 @@ class Bo {
 
 class DevHeap {
  public:
-  explicit DevHeap(DriverApi& api);
+  // One chunk; room reserved for up to `max_bytes` (a multiple of kDevHeapBytes).
+  explicit DevHeap(DriverApi& api, std::uint64_t max_bytes = kDevHeapMaxBytes);
   ~DevHeap();
   DevHeap(const DevHeap&) = delete;
   DevHeap& operator=(const DevHeap&) = delete;
 
   void* data() const { return map_; }
   std::uint64_t device_address() const { return xdna_addr_; }
+  std::uint64_t size() const { return kDevHeapBytes * chunks_.size(); }
+  // Adds a chunk; false once the reservation is used up or the driver
+  // refuses, with the reason in why_full().
+  bool grow();
+  const std::string& why_full() const { return why_full_; }
 
  private:
+  void add_chunk();  // throws std::runtime_error
   DriverApi& api_;
-  std::uint32_t handle_ = 0;
+  std::vector<std::uint32_t> chunks_;  // DEV_HEAP handles, in address order
   void* map_ = nullptr;
-  std::uint64_t xdna_addr_ = 0;
+  std::uint64_t xdna_addr_ = 0, max_bytes_ = 0;
+  void* reservation_ = nullptr;
+  std::size_t reservation_bytes_ = 0;
+  std::string why_full_;
 };
 
 // Writes back and invalidates the CPU cache lines over [p, p + n).

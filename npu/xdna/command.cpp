@@ -12,24 +12,33 @@
 
 namespace flopwatt::npu::xdna {
 
+std::vector<std::uint32_t> start_cu_packet(std::uint32_t cu_index, const RegisterMap& map, std::uint64_t instr_addr,
+                                           std::uint32_t instr_words, std::span<const std::uint64_t> buffer_addrs) {
+  if (cu_index >= 32) throw std::runtime_error("CU index beyond the first CU mask word");
+  if (buffer_addrs.size() > map.buffers.size())
+    throw std::runtime_error(fmt::format("the kernel's register map has {} buffer arguments, the command needs {}",
+                                         map.buffers.size(), buffer_addrs.size()));
+  const std::uint32_t count = 1 + (map.bytes + 3) / 4;  // the CU mask, then the register map
+  if (count >= (1u << 11)) throw std::runtime_error("command packet too long");
+  std::vector<std::uint32_t> p(1 + count, 0);
+  p[0] = (kErtStateNew & 0xf) | (count << 12) | ((kErtStartCu & 0x1f) << 23) | ((kErtTypeCu & 0xf) << 28);
+  p[1] = 1u << cu_index;
+  auto put = [&](std::uint32_t offset, std::uint64_t v, bool wide) {
+    if (offset % 4 || std::uint64_t(offset) + (wide ? 8 : 4) > map.bytes)
+      throw std::runtime_error(fmt::format("register map offset {:#x} is outside its {} bytes", offset, map.bytes));
+    p[2 + offset / 4] = std::uint32_t(v);
+    if (wide) p[3 + offset / 4] = std::uint32_t(v >> 32);
+  };
+  put(map.opcode, kMlirAieOpcode, true);
+  put(map.instr, instr_addr, true);
+  put(map.ninstr, instr_words, false);
+  for (std::size_t i = 0; i < buffer_addrs.size(); ++i) put(map.buffers[i], buffer_addrs[i], true);
+  return p;
+}
+
 std::vector<std::uint32_t> start_cu_packet(std::uint32_t cu_index, std::uint64_t instr_addr, std::uint32_t instr_words,
                                            std::span<const std::uint64_t> buffer_addrs) {
-  if (cu_index >= 32) throw std::runtime_error("CU index beyond the first CU mask word");
-  std::vector<std::uint32_t> p;
-  p.push_back(0);                     // header, filled below
-  p.push_back(1u << cu_index);        // CU mask
-  auto u64 = [&](std::uint64_t v) {
-    p.push_back(std::uint32_t(v));
-    p.push_back(std::uint32_t(v >> 32));
-  };
-  u64(kMlirAieOpcode);
-  u64(instr_addr);
-  p.push_back(instr_words);
-  for (auto a : buffer_addrs) u64(a);
-  const std::uint32_t count = std::uint32_t(p.size() - 1);
-  if (count >= (1u << 11)) throw std::runtime_error("command packet too long");
-  p[0] = (kErtStateNew & 0xf) | (count << 12) | ((kErtStartCu & 0x1f) << 23) | ((kErtTypeCu & 0xf) << 28);
-  return p;
+  return start_cu_packet(cu_index, RegisterMap{}, instr_addr, instr_words, buffer_addrs);
 }
 
 const char* ert_state_name(std::uint32_t s) {

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "npu/xdna/uapi.h"
+
 namespace flopwatt::npu::xdna {
 
 namespace fs = std::filesystem;
@@ -113,7 +115,7 @@ XdnaDiscovery discover_xdna(const std::string& root, const NodeOpener& open) {
       if (!n.version) {
         n.problem = fmt::format("{} is not a DRM device (drmGetVersion failed: {})", n.path, std::strerror(verr));
         n.fix = "point --sysfs-root at the real root, or check the node";
-      } else if (n.version->name != "amdxdna") {
+      } else if (n.version->name != kDrmDriverName) {
         n.problem = fmt::format("{} is driven by '{}', not amdxdna", n.path, n.version->name);
         n.fix = "this accelerator is not an AMD XDNA NPU";
       }

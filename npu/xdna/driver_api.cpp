@@ -23,7 +23,7 @@ class DrmNode : public DriverApi {
     int r;
     do {
       r = ::ioctl(fd_, request, arg);
-    } while (r == -1 && (errno == EINTR || errno == EAGAIN));
+    } while (r == -1 && ioctl_restartable(errno));
     if (r == -1 && errno_out) *errno_out = errno;
     return r == -1 ? -1 : 0;
   }
@@ -44,6 +44,7 @@ class DrmNode : public DriverApi {
     std::uint64_t pt = point;
     return drmSyncobjTimelineWait(fd_, &h, &pt, 1, abs, DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, nullptr);
   }
+  int syncobj_destroy(std::uint32_t syncobj) override { return drmSyncobjDestroy(fd_, syncobj) == 0 ? 0 : -errno; }
   void gem_close(std::uint32_t handle) override {
     drm_gem_close c{handle, 0};
     ::ioctl(fd_, DRM_IOCTL_GEM_CLOSE, &c);

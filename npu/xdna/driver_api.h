@@ -2,6 +2,7 @@
 // interface so that everything above it (buffers, contexts, command packets,
 // the GEMM flow) runs in tests against an in-memory fake of the driver.
 #pragma once
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -24,10 +25,18 @@ class DriverApi {
   virtual void munmap(void* p, std::size_t size) = 0;
   // Waits until `point` on the timeline syncobj signals; 0 or -errno.
   virtual int syncobj_wait(std::uint32_t syncobj, std::uint64_t point, std::int64_t timeout_ns) = 0;
+  // Releases a syncobj handle (DRM_IOCTL_SYNCOBJ_DESTROY); 0 or -errno.
+  virtual int syncobj_destroy(std::uint32_t syncobj) = 0;
   virtual void gem_close(std::uint32_t handle) = 0;
   virtual std::optional<DrmVersionInfo> version(int* errno_out) = 0;
   virtual std::string path() const = 0;
 };
+
+// Which errors an ioctl is simply reissued after: EINTR only. libdrm's
+// drmIoctl also reissues EAGAIN, but amdxdna's CREATE_BO answers EAGAIN when a
+// DEV buffer does not fit in the device heap, which stays true until the
+// caller grows the heap: reissuing it would never end.
+constexpr bool ioctl_restartable(int err) { return err == EINTR; }
 
 // Opens `path` read-write; nullptr with errno_out set on failure.
 std::unique_ptr<DriverApi> open_drm_node(const std::string& path, int* errno_out);

@@ -1,5 +1,6 @@
 #include "npu/xdna/hw_context.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -16,8 +17,42 @@ std::vector<std::uint8_t> cu_config_param(const std::vector<CuConfig>& cus) {
   return buf;
 }
 
-HwContext::HwContext(DriverApi& api, std::uint32_t max_opc, std::uint32_t num_tiles) : api_(api) {
-  QosInfo qos{};
+DriverBuild driver_build(const std::optional<DrmVersionInfo>& version) {
+  return version && version->major >= kOutOfTreeDriverMajor ? DriverBuild::OutOfTree : DriverBuild::Mainline;
+}
+
+QosInfoOutOfTree qos_for(DriverBuild build) {
+  QosInfoOutOfTree q{};
+  // The out-of-tree driver takes any other value as a requested start column;
+  // mainline never reads this word.
+  if (build == DriverBuild::OutOfTree) q.user_start_col = kUserStartColNotRequested;
+  return q;
+}
+
+CuPdis load_cu_pdis(DriverApi& api, DevHeap& heap, const Xclbin& x) {
+  const std::vector<const AiePdi*> pdi_of = cu_pdis(x);
+  CuPdis r;
+  std::vector<const AiePdi*> loaded;
+  for (std::size_t i = 0; i < pdi_of.size(); ++i) {
+    auto at = std::find(loaded.begin(), loaded.end(), pdi_of[i]);
+    if (at == loaded.end()) {
+      const auto& image = pdi_of[i]->image;
+      auto bo = std::make_unique<Bo>(api, kBoDev, image.size(), &heap);
+      std::memcpy(bo->data(), image.data(), image.size());
+      bo->sync(kSyncToDevice);
+      r.bos.push_back(std::move(bo));
+      at = loaded.insert(loaded.end(), pdi_of[i]);
+    }
+    CuConfig c{};
+    c.cu_bo = r.bos[std::size_t(at - loaded.begin())]->handle();
+    c.cu_func = x.cus[i].functional;
+    r.cus.push_back(c);
+  }
+  return r;
+}
+
+HwContext::HwContext(DriverApi& api, std::uint32_t max_opc, std::uint32_t num_tiles, DriverBuild build) : api_(api) {
+  const QosInfoOutOfTree qos = qos_for(build);
   CreateHwctx c{};
   c.qos_p = reinterpret_cast<std::uint64_t>(&qos);
   c.max_opc = max_opc;
@@ -34,6 +69,7 @@ HwContext::~HwContext() {
   DestroyHwctx d{handle_, 0};
   int err = 0;
   api_.ioctl(kIoctlDestroyHwctx, &d, &err);
+  api_.syncobj_destroy(syncobj_);
 }
 
 void HwContext::configure_cus(const std::vector<CuConfig>& cus) {

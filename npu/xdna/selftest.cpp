@@ -83,27 +83,15 @@ SelftestReport run_selftest(const XdnaBackendConfig& cfg, const ReferenceGemm& r
     require_npu_design(x);
     const InstStream insts = load_insts(d->insts);
     check_insts_device(*d, insts);
-    const ComputeUnit* cu = nullptr;
-    std::uint32_t cu_index = 0;
-    for (std::uint32_t i = 0; i < x.cus.size() && !cu; ++i)
-      if (x.pdi_for(x.cus[i].kernel_id)) cu = &x.cus[i], cu_index = i;
-    const AiePdi& pdi = *x.pdi_for(cu->kernel_id);
+    const std::uint32_t cu_index = 0;  // commands go to the first CU
     stage("load", true, fmt::format("design {} ({}x{}x{} M,N,K, {} output, {} instruction words)", d->name, d->M, d->N,
                                     d->K, to_string(d->dtype_out), insts.words.size()));
 
     const std::uint32_t rows = info.aie.value ? info.aie.value->core.row_count : 4;
     const std::uint32_t width = x.partition.column_width ? x.partition.column_width : std::uint32_t(d->cols);
-    HwContext ctx(*api, x.partition.ops_per_cycle, width * rows);
-    Bo pdi_bo(*api, kBoDev, pdi.image.size(), &heap);
-    std::memcpy(pdi_bo.data(), pdi.image.data(), pdi.image.size());
-    pdi_bo.sync(kSyncToDevice);
-    std::vector<CuConfig> cus(x.cus.size());
-    for (std::size_t i = 0; i < cus.size(); ++i) {
-      cus[i] = CuConfig{};
-      cus[i].cu_bo = pdi_bo.handle();
-      cus[i].cu_func = x.cus[i].functional;
-    }
-    ctx.configure_cus(cus);
+    HwContext ctx(*api, x.partition.ops_per_cycle, width * rows, driver_build(info.version));
+    const CuPdis pdis = load_cu_pdis(*api, heap, x);
+    ctx.configure_cus(pdis.cus);
     stage("context", true, fmt::format("hardware context {} ({} ops/cycle, {} tiles)", ctx.handle(),
                                        x.partition.ops_per_cycle, width * rows));
 
@@ -127,7 +115,8 @@ SelftestReport run_selftest(const XdnaBackendConfig& cfg, const ReferenceGemm& r
     stage("sync", true, "CPU caches flushed over instructions, A, B and C");
 
     const std::uint64_t addrs[] = {a.device_address(), b.device_address(), c.device_address()};
-    const auto packet = start_cu_packet(cu_index, instr.device_address(), std::uint32_t(insts.words.size()), addrs);
+    const auto packet = start_cu_packet(cu_index, register_map(x, cu_index), instr.device_address(),
+                                        std::uint32_t(insts.words.size()), addrs);
     Submission s;
     try {
       s = run_command(*api, ctx, cmd, packet, {instr.handle(), a.handle(), b.handle(), c.handle()}, cfg.timeout_ns);

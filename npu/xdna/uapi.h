@@ -32,9 +32,23 @@ inline constexpr unsigned long kIoctlExecCmd = 0xC0386446ul;
 inline constexpr unsigned long kIoctlGetInfo = 0xC0106447ul;
 inline constexpr unsigned long kIoctlSetState = 0xC0106448ul;
 
+// struct amdxdna_qos_info: mainline's has these six words; amd/xdna-driver's
+// (src/include/uapi/drm_local/amdxdna_accel.h) adds user_start_col and a
+// reserved word. Either driver copies sizeof its own struct from qos_p.
 struct QosInfo {
   std::uint32_t gops, fps, dma_bandwidth, latency, frame_exec_time, priority;
 };
+struct QosInfoOutOfTree {
+  QosInfo base;
+  std::uint32_t user_start_col, reserved;
+};
+inline constexpr std::uint32_t kUserStartColNotRequested = 0xFF;  // USER_START_COL_NOT_REQUESTED
+
+// Both builds call themselves "amdxdna_accel_driver"; drmGetVersion's major
+// tells them apart: amd/xdna-driver's AMDXDNA_DRIVER_MAJOR is 1, mainline's 0.
+enum class DriverBuild { Mainline, OutOfTree };
+inline constexpr const char* kDrmDriverName = "amdxdna_accel_driver";
+inline constexpr int kOutOfTreeDriverMajor = 1;
 
 struct CreateHwctx {
   std::uint64_t ext, ext_flags, qos_p;
@@ -66,7 +80,11 @@ struct CuConfig {
 };
 
 enum BoType : std::uint32_t { kBoShmem = 1, kBoDevHeap = 2, kBoDev = 3, kBoCmd = 4 };
-inline constexpr std::uint64_t kDevHeapBytes = 64ull << 20;  // aie2_pci.h
+// The heap is built from DEV_HEAP objects of a multiple of AIE2_DEVM_SIZE
+// each, up to the device's dev_heap_max_size: AIE2_DEVM_SIZE on npu1,
+// AIE2_DEVM_MAX_SIZE on npu4 and later (aie2_pci.h, npu*_regs.c).
+inline constexpr std::uint64_t kDevHeapBytes = 64ull << 20;      // AIE2_DEVM_SIZE: one chunk
+inline constexpr std::uint64_t kDevHeapMaxBytes = 512ull << 20;  // AIE2_DEVM_MAX_SIZE
 
 struct CreateBo {
   std::uint64_t flags, vaddr, size;
@@ -109,7 +127,7 @@ enum InfoParam : std::uint32_t {
   kQueryHwContexts = 5,
   kQueryFirmwareVersion = 8,
   kGetPowerMode = 9,
-  kQueryResourceInfo = 13,
+  kQueryResourceInfo = 12,  // 13 is GET_FRAME_BOUNDARY_PREEMPT_STATE
 };
 
 // AMDXDNA_INVALID_ADDR: what GET_BO_INFO reports for an address that does not
@@ -195,7 +213,7 @@ static_assert(_IOC_SIZE(kIoctlSetState) == sizeof(GetInfo), "SET_STATE shares GE
 
 // Query payloads have no ioctl number of their own; their sizes are the
 // driver's (a mismatch makes GET_INFO fail with EINVAL).
-static_assert(sizeof(QosInfo) == 24);
+static_assert(sizeof(QosInfo) == 24 && sizeof(QosInfoOutOfTree) == 32);
 static_assert(sizeof(CuConfigHeader) == 8 && sizeof(CuConfig) == 8);
 static_assert(sizeof(AieTileMetadata) == 16);
 static_assert(sizeof(AieMetadata) == 64);

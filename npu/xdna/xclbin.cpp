@@ -1,5 +1,7 @@
 #include "npu/xdna/xclbin.h"
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -131,6 +133,16 @@ std::vector<MetadataKernel> parse_metadata(std::span<const std::uint8_t> xml_byt
       k.functional = attribute(ed, "functional");
       k.dpu_kernel_id = attribute(ed, "dpu_kernel_id");
     }
+    for (std::size_t a = body.find("<arg "); a != std::string::npos; a = body.find("<arg ", a + 1)) {
+      const std::string el = body.substr(a, body.find('>', a) - a);
+      auto num = [&](const char* attr) { return std::uint32_t(std::strtoul(attribute(el, attr).c_str(), nullptr, 0)); };
+      KernelArg arg;
+      arg.name = attribute(el, "name");
+      arg.type = attribute(el, "type");
+      arg.address_qualifier = num("addressQualifier");
+      arg.id = num("id"), arg.size = num("size"), arg.offset = num("offset");
+      k.args.push_back(std::move(arg));
+    }
     if (!k.name.empty()) v.push_back(std::move(k));
     pos = close;
   }
@@ -203,6 +215,64 @@ Xclbin parse_xclbin(std::span<const std::uint8_t> bytes, const std::string& wher
   return x;
 }
 
+RegisterMap register_map(const Xclbin& x, std::size_t cu) {
+  const std::string fix = "rebuild the design with aiecc (see scripts/build-npu-artifacts.md)";
+  const std::string cu_name = cu < x.cus.size() ? x.cus[cu].name : std::string();
+  const std::string kernel = cu_name.substr(0, cu_name.find(':'));
+  const MetadataKernel* k = nullptr;
+  for (const auto& m : x.metadata_kernels)
+    if (m.name == kernel || x.metadata_kernels.size() == 1) k = &m;
+  if (!k || k->args.empty()) return RegisterMap{};
+  RegisterMap r;
+  r.buffers.clear();
+  r.bytes = 0;
+  bool opcode = false, instr = false, ninstr = false;
+  std::vector<const KernelArg*> pointers;
+  for (const auto& a : k->args) {
+    // An ERT packet carries at most 2046 register-map words after the CU mask.
+    constexpr std::uint32_t kMaxBytes = 2046 * 4;
+    if (a.offset >= kMaxBytes || a.size > kMaxBytes - a.offset)
+      throw InputError(x.where, fmt::format("kernel {}'s argument '{}' ends beyond the {} bytes a command's register map holds",
+                                            k->name, a.name, kMaxBytes),
+                       fix);
+    if (a.offset % 4 || a.size == 0 || a.size % 4)
+      throw InputError(x.where, fmt::format("kernel {}'s argument '{}' sits at offset {:#x} with size {}, off the 32-bit "
+                                            "register map",
+                                            k->name, a.name, a.offset, a.size),
+                       fix);
+    const bool pointer = a.name == "instr" || (a.address_qualifier == 1 && a.name != "ninstr");
+    if ((a.name == "opcode" || pointer) && a.size != 8)
+      throw InputError(x.where, fmt::format("kernel {}'s argument '{}' is {} bytes, not the 8 of a 64-bit value", k->name,
+                                            a.name, a.size),
+                       fix);
+    r.bytes = std::max(r.bytes, a.offset + a.size);
+    if (a.name == "opcode") r.opcode = a.offset, opcode = true;
+    else if (a.name == "instr") r.instr = a.offset, instr = true;
+    else if (a.name == "ninstr") r.ninstr = a.offset, ninstr = true;
+    else if (a.address_qualifier == 1) pointers.push_back(&a);
+  }
+  for (const auto& [have, name] : {std::pair{opcode, "opcode"}, std::pair{instr, "instr"}, std::pair{ninstr, "ninstr"}})
+    if (!have)
+      throw InputError(x.where, fmt::format("kernel {}'s register map in EMBEDDED_METADATA has no '{}' argument", k->name, name),
+                       fix);
+  std::sort(pointers.begin(), pointers.end(), [](const KernelArg* a, const KernelArg* b) { return a->offset < b->offset; });
+  for (const KernelArg* a : pointers) r.buffers.push_back(a->offset);
+  return r;
+}
+
+std::vector<const AiePdi*> cu_pdis(const Xclbin& x) {
+  std::vector<const AiePdi*> v;
+  for (const auto& cu : x.cus) {
+    const AiePdi* p = x.pdi_for(cu.kernel_id);
+    if (!p)
+      throw InputError(x.where, fmt::format("no PDI in AIE_PARTITION serves compute unit '{}' (kernel id 0x{:x})", cu.name,
+                                            cu.kernel_id),
+                       "rebuild the design with aiecc (see scripts/build-npu-artifacts.md)");
+    v.push_back(p);
+  }
+  return v;
+}
+
 std::vector<std::uint8_t> read_file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "cannot open", "check the path and its permissions");
@@ -221,11 +291,8 @@ void require_npu_design(const Xclbin& x) {
   for (const auto& p : x.partition.pdis)
     if (p.image.empty()) throw InputError(x.where, "AIE_PARTITION has an empty PDI image", fix);
   if (x.cus.empty()) throw InputError(x.where, "no DPU compute unit in IP_LAYOUT or EMBEDDED_METADATA", fix);
-  for (const auto& cu : x.cus)
-    if (x.pdi_for(cu.kernel_id)) return;
-  throw InputError(x.where, fmt::format("no PDI serves compute unit '{}' (kernel id 0x{:x})", x.cus.front().name,
-                                        x.cus.front().kernel_id),
-                   fix);
+  cu_pdis(x);
+  for (std::size_t i = 0; i < x.cus.size(); ++i) register_map(x, i);
 }
 
 }  // namespace flopwatt::npu::xdna

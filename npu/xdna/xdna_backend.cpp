@@ -46,10 +46,12 @@ struct XdnaBackend::Loaded {
   ArtifactDesign design;
   std::shared_ptr<const Parsed> files;
   std::uint32_t cu_index = 0;
+  RegisterMap regs;  // the CU's, from the xclbin's metadata
   std::unique_ptr<HwContext> ctx;
-  std::unique_ptr<Bo> pdi, instr, a, b, c, cmd;
+  std::vector<std::unique_ptr<Bo>> pdis;  // one per distinct PDI the CUs use
+  std::unique_ptr<Bo> instr, a, b, c, cmd;
   ~Loaded() {  // buffers before the context that uses them
-    cmd.reset(), c.reset(), b.reset(), a.reset(), instr.reset(), pdi.reset();
+    cmd.reset(), c.reset(), b.reset(), a.reset(), instr.reset(), pdis.clear();
     ctx.reset();
   }
 };
@@ -172,11 +174,10 @@ XdnaBackend::Loaded& XdnaBackend::load(const ArtifactDesign& d, double* seconds)
   l->files = files;
   const Xclbin& x = files->xclbin;
   DriverApi& api = *dev_->api;
-  // One compute unit: the first whose kernel has a PDI (mlir-aie designs have one).
-  const ComputeUnit* cu = nullptr;
-  for (std::uint32_t i = 0; i < x.cus.size() && !cu; ++i)
-    if (x.pdi_for(x.cus[i].kernel_id)) cu = &x.cus[i], l->cu_index = i;
-  const AiePdi& pdi = *x.pdi_for(cu->kernel_id);
+  // Every CU is configured with its own PDI (require_npu_design checked each
+  // has one); commands go to the first, as mlir-aie designs have one.
+  l->cu_index = 0;
+  l->regs = register_map(x, l->cu_index);
   const std::uint32_t core_rows = dev_->info.aie.value ? dev_->info.aie.value->core.row_count : 4;
   const std::uint32_t width = x.partition.column_width ? x.partition.column_width : std::uint32_t(d.cols);
   // The firmware holds a fixed number of contexts per device (Phoenix 6), shared
@@ -186,7 +187,8 @@ XdnaBackend::Loaded& XdnaBackend::load(const ArtifactDesign& d, double* seconds)
   while (loaded_.size() >= cap) evict_lru();
   for (;;) {
     try {
-      l->ctx = std::make_unique<HwContext>(api, x.partition.ops_per_cycle, width * core_rows);
+      l->ctx = std::make_unique<HwContext>(api, x.partition.ops_per_cycle, width * core_rows,
+                                           driver_build(dev_->info.version));
       break;
     } catch (const std::runtime_error& e) {
       if (loaded_.empty())
@@ -196,16 +198,9 @@ XdnaBackend::Loaded& XdnaBackend::load(const ArtifactDesign& d, double* seconds)
       evict_lru();
     }
   }
-  l->pdi = std::make_unique<Bo>(api, kBoDev, pdi.image.size(), dev_->heap.get());
-  std::memcpy(l->pdi->data(), pdi.image.data(), pdi.image.size());
-  l->pdi->sync(kSyncToDevice);
-  std::vector<CuConfig> cus(x.cus.size());
-  for (std::size_t i = 0; i < cus.size(); ++i) {
-    cus[i] = CuConfig{};
-    cus[i].cu_bo = l->pdi->handle();
-    cus[i].cu_func = x.cus[i].functional;
-  }
-  l->ctx->configure_cus(cus);
+  CuPdis pdis = load_cu_pdis(api, *dev_->heap, x);
+  l->pdis = std::move(pdis.bos);
+  l->ctx->configure_cus(pdis.cus);
   const auto& words = files->insts.words;
   l->instr = std::make_unique<Bo>(api, kBoDev, words.size() * 4, dev_->heap.get());
   std::memcpy(l->instr->data(), words.data(), words.size() * 4);
@@ -251,7 +246,8 @@ void XdnaBackend::gemm(const GemmDesc& g, const void* A, const void* B, void* C)
   bd.copy_in = since(t0);
 
   const std::uint64_t addrs[] = {l.a->device_address(), l.b->device_address(), l.c->device_address()};
-  const auto packet = start_cu_packet(l.cu_index, l.instr->device_address(), std::uint32_t(l.files->insts.words.size()), addrs);
+  const auto packet =
+      start_cu_packet(l.cu_index, l.regs, l.instr->device_address(), std::uint32_t(l.files->insts.words.size()), addrs);
   Submission s;
   try {
     s = run_command(*dev_->api, *l.ctx, *l.cmd, packet, {l.instr->handle(), l.a->handle(), l.b->handle(), l.c->handle()},

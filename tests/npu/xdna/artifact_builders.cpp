@@ -32,7 +32,14 @@ struct Buf {
   }
 };
 
+std::vector<XclbinCu> all_cus(const XclbinSpec& s) {
+  std::vector<XclbinCu> v{{s.cu_name, s.kernel_id, s.functional, s.pdi}};
+  v.insert(v.end(), s.more_cus.begin(), s.more_cus.end());
+  return v;
+}
+
 std::vector<std::uint8_t> partition_section(const XclbinSpec& s) {
+  const auto cus = all_cus(s);
   Buf p;
   p.b.resize(184);
   p.put<std::uint32_t>(8, s.ops_per_cycle);
@@ -42,31 +49,32 @@ std::vector<std::uint8_t> partition_section(const XclbinSpec& s) {
   p.put<std::uint16_t>(at, 1);
   p.put<std::uint32_t>(40, 1);
   p.put<std::uint32_t>(44, std::uint32_t(at));
-  // one PDI
-  const std::uint64_t pdi = p.align8();
-  p.b.resize(pdi + 96);
-  p.put<std::uint32_t>(120, 1);
-  p.put<std::uint32_t>(124, std::uint32_t(pdi));
-  for (int i = 0; i < 16; ++i) p.put<std::uint8_t>(pdi + i, std::uint8_t(i + 1));
-  const std::uint64_t img = p.align8();
-  p.bytes(img, s.pdi.data(), s.pdi.size());
-  p.put<std::uint32_t>(pdi + 16, std::uint32_t(s.pdi.size()));
-  p.put<std::uint32_t>(pdi + 20, std::uint32_t(img));
-  // one CDO group with the kernel id
-  const std::uint64_t grp = p.align8();
-  p.b.resize(grp + 96);
-  p.put<std::uint32_t>(pdi + 24, 1);
-  p.put<std::uint32_t>(pdi + 28, std::uint32_t(grp));
-  p.put<std::uint8_t>(grp + 4, 1);
-  p.put<std::uint64_t>(grp + 8, 0x42);
-  const std::uint64_t ids = p.align8();
-  p.put<std::uint64_t>(ids, s.kernel_id);
-  p.put<std::uint32_t>(grp + 16, 1);
-  p.put<std::uint32_t>(grp + 20, std::uint32_t(ids));
-  // names
-  const std::uint64_t gname = p.b.size();
-  p.bytes(gname, "DPU", 4);
-  p.put<std::uint32_t>(grp, std::uint32_t(gname));
+  // one PDI per compute unit, each with one CDO group naming its kernel id
+  const std::uint64_t pdis = p.align8();
+  p.b.resize(pdis + 96 * cus.size());
+  p.put<std::uint32_t>(120, std::uint32_t(cus.size()));
+  p.put<std::uint32_t>(124, std::uint32_t(pdis));
+  for (std::size_t c = 0; c < cus.size(); ++c) {
+    const std::uint64_t pdi = pdis + 96 * c;
+    for (int i = 0; i < 16; ++i) p.put<std::uint8_t>(pdi + i, std::uint8_t(i + 1 + 16 * c));
+    const std::uint64_t img = p.align8();
+    p.bytes(img, cus[c].pdi.data(), cus[c].pdi.size());
+    p.put<std::uint32_t>(pdi + 16, std::uint32_t(cus[c].pdi.size()));
+    p.put<std::uint32_t>(pdi + 20, std::uint32_t(img));
+    const std::uint64_t grp = p.align8();
+    p.b.resize(grp + 96);
+    p.put<std::uint32_t>(pdi + 24, 1);
+    p.put<std::uint32_t>(pdi + 28, std::uint32_t(grp));
+    p.put<std::uint8_t>(grp + 4, 1);
+    p.put<std::uint64_t>(grp + 8, 0x42 + c);
+    const std::uint64_t ids = p.align8();
+    p.put<std::uint64_t>(ids, cus[c].kernel_id);
+    p.put<std::uint32_t>(grp + 16, 1);
+    p.put<std::uint32_t>(grp + 20, std::uint32_t(ids));
+    const std::uint64_t gname = p.b.size();
+    p.bytes(gname, "DPU", 4);
+    p.put<std::uint32_t>(grp, std::uint32_t(gname));
+  }
   const std::uint64_t pname = p.b.size();
   p.bytes(pname, "QoS", 4);
   p.put<std::uint32_t>(4, std::uint32_t(pname));
@@ -75,22 +83,41 @@ std::vector<std::uint8_t> partition_section(const XclbinSpec& s) {
 }
 
 std::vector<std::uint8_t> ip_layout_section(const XclbinSpec& s) {
+  const auto cus = all_cus(s);
   Buf p;
-  p.put<std::int32_t>(0, 1);
-  p.b.resize(8 + 80);
-  const std::uint32_t props = 1u | (std::uint32_t(s.functional & 3) << 4) | (std::uint32_t(s.kernel_id & 0xfff) << 16);
-  p.put<std::uint32_t>(8, 7);  // IP_PS_KERNEL
-  p.put<std::uint32_t>(12, props);
-  p.bytes(8 + 16, s.cu_name.c_str(), std::min<std::size_t>(s.cu_name.size() + 1, 64));
+  p.put<std::int32_t>(0, std::int32_t(cus.size()));
+  p.b.resize(8 + 80 * cus.size());
+  for (std::size_t c = 0; c < cus.size(); ++c) {
+    const std::uint64_t e = 8 + 80 * c;
+    const std::uint32_t props =
+        1u | (std::uint32_t(cus[c].functional & 3) << 4) | (std::uint32_t(cus[c].kernel_id & 0xfff) << 16);
+    p.put<std::uint32_t>(e, 7);  // IP_PS_KERNEL
+    p.put<std::uint32_t>(e + 4, props);
+    p.bytes(e + 16, cus[c].name.c_str(), std::min<std::size_t>(cus[c].name.size() + 1, 64));
+  }
   return p.b;
 }
 
 std::string metadata_xml(const XclbinSpec& s) {
   char id[16];
   std::snprintf(id, sizeof id, "0x%x", s.kernel_id);
+  std::string args;
+  if (s.metadata_args) {
+    auto arg = [&](const std::string& name, int qualifier, int n, int size, std::uint32_t offset, const char* type) {
+      char off[16];
+      std::snprintf(off, sizeof off, "0x%x", offset);
+      args += "<arg name=\"" + name + "\" addressQualifier=\"" + std::to_string(qualifier) + "\" id=\"" + std::to_string(n) +
+              "\" size=\"0x" + std::to_string(size) + "\" offset=\"" + off + "\" type=\"" + type + "\"/>";
+    };
+    arg("opcode", 0, 0, 8, 0x0, "uint64_t");
+    arg("instr", 1, 1, 8, 0x8, "char *");
+    arg("ninstr", 0, 2, 4, 0x10, "uint32_t");
+    for (int i = 0; i < 5; ++i) arg("bo" + std::to_string(i), 1, 3 + i, 8, s.first_buffer_offset + 8 * std::uint32_t(i), "void*");
+  }
   return "<?xml version=\"1.0\"?><project><platform><device><core><kernel name=\"MLIR_AIE\" language=\"c\" "
          "type=\"dpu\"><extended-data subtype=\"DPU\" functional=\"" +
-         std::to_string(s.functional) + "\" dpu_kernel_id=\"" + id + "\"/></kernel></core></device></platform></project>";
+         std::to_string(s.functional) + "\" dpu_kernel_id=\"" + id + "\"/>" + args +
+         "</kernel></core></device></platform></project>";
 }
 
 }  // namespace

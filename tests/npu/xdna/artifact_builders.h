@@ -11,6 +11,13 @@ namespace flopwatt::npu::xdna::test {
 
 inline std::vector<std::uint8_t> sample_pdi() { return std::vector<std::uint8_t>{0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4}; }
 
+struct XclbinCu {  // a further compute unit, with a PDI of its own
+  std::string name;
+  std::uint16_t kernel_id = 0;
+  std::uint8_t functional = 0;
+  std::vector<std::uint8_t> pdi;
+};
+
 struct XclbinSpec {
   std::vector<std::uint8_t> pdi = sample_pdi();
   std::uint16_t kernel_id = 0x901;
@@ -20,6 +27,11 @@ struct XclbinSpec {
   std::uint16_t column_width = 4;
   bool ip_layout = true;
   bool metadata = true;
+  // The register map the metadata lists: opcode, instr, ninstr at mlir-aie's
+  // offsets, then bo0..bo4 from this offset (mlir-aie: 0x14); none when false.
+  bool metadata_args = true;
+  std::uint32_t first_buffer_offset = 0x14;
+  std::vector<XclbinCu> more_cus = {};  // in IP_LAYOUT after the first; each PDI in AIE_PARTITION after the first
 };
 
 struct XclbinLayout {  // where things landed, for corrupting them

@@ -90,7 +90,9 @@ TEST(Discovery, OtherDriverAndTheRealThing) {
   t.write("dev/accel/accel1", "");
   auto opener = [](const std::string& path, int*) -> std::unique_ptr<DriverApi> {
     const bool first = path.find("accel0") != std::string::npos;
-    return std::make_unique<test::FakeDriver>(test::FakeDriver::Design{}, first ? "habanalabs" : "amdxdna");
+    // The second node reports what both builds of amdxdna register as their name.
+    return first ? std::make_unique<test::FakeDriver>(test::FakeDriver::Design{}, "habanalabs")
+                 : std::make_unique<test::FakeDriver>(test::FakeDriver::Design{});
   };
   const auto d = discover_xdna(t.path(), opener);
   ASSERT_EQ(d.nodes.size(), 2u);
@@ -104,6 +106,12 @@ TEST(Discovery, OtherDriverAndTheRealThing) {
   const auto o = discover_xdna(t.path(), only_other);
   EXPECT_FALSE(o.ok());
   EXPECT_NE(o.reason.find("not amdxdna"), std::string::npos) << o.reason;
+
+  // "amdxdna" is the module's name, not the DRM driver's.
+  auto module_name = [](const std::string&, int*) -> std::unique_ptr<DriverApi> {
+    return std::make_unique<test::FakeDriver>(test::FakeDriver::Design{}, "amdxdna");
+  };
+  EXPECT_FALSE(discover_xdna(t.path(), module_name).ok());
 }
 
 TEST(Discovery, FirmwareDirNames) {

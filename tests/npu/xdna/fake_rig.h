@@ -3,6 +3,7 @@
 // own, which is how the fake firmware tells designs apart) per design, listed
 // in a manifest.
 #pragma once
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,12 +22,16 @@ struct DesignSpec {
   DType out = DType::F32;
   std::string device = "npu1";
   std::string file_suffix = {};  // mlir-aie's MxKxN[_mxkxn] in the xclbin's name, when set
+  bool second_cu = false;        // a second compute unit with a PDI (and fake design) of its own
+  std::uint32_t buffer_offset = 0x14;  // where the kernel's register map puts A (B, C follow)
 };
 
 struct Rig {
   ::flopwatt::npu::test::TempDir root, art;
   FakeDriver* driver = nullptr;  // owned by the backend once opened
   FakeOptions options;
+  // What the fake had open when the backend let go of it.
+  std::shared_ptr<FakeLedger> ledger = std::make_shared<FakeLedger>();
   std::vector<DesignSpec> designs{{256, 128, 64}};
   std::optional<DesignMode> mode = DesignMode::PerShape;
   XdnaBackendConfig config_from_env() {
@@ -42,6 +47,8 @@ struct Rig {
       const auto& s = designs[i];
       XclbinSpec xs;
       xs.pdi.push_back(std::uint8_t(i));  // the firmware tells designs apart by their PDI
+      xs.first_buffer_offset = s.buffer_offset;
+      if (s.second_cu) xs.more_cus.push_back({"MLIR_AIE:SECOND", 0x902, 1, {std::uint8_t(0x80 + i)}});
       const auto x = build_xclbin(xs);
       const std::string xname =
           (s.file_suffix.empty() ? std::string("gemm").append(std::to_string(i)) : std::string("final_").append(s.file_suffix))
@@ -53,7 +60,8 @@ struct Rig {
                       {"M", s.M}, {"N", s.N}, {"K", s.K}, {"tile", {{"m", 8}, {"k", 8}, {"n", 8}}},
                       {"array", {{"rows", 4}, {"cols", 4}}}, {"dtype_in", "bf16"},
                       {"dtype_out", std::string(to_string(s.out))}});
-      fakes.push_back({s.M, s.N, s.K, s.out, xs.pdi});
+      fakes.push_back({s.M, s.N, s.K, s.out, xs.pdi, s.buffer_offset});
+      for (const auto& more : xs.more_cus) fakes.push_back({s.M, s.N, s.K, s.out, more.pdi, s.buffer_offset});
     }
     art.write("manifest.json", nlohmann::json{{"schema", "flopwatt-npu-artifacts/1"}, {"designs", list}}.dump());
     XdnaBackendConfig c;
@@ -61,7 +69,9 @@ struct Rig {
     c.artifacts_dir = art.path();
     c.design_mode = mode;
     c.opener = [this, fakes](const std::string&, int*) -> std::unique_ptr<DriverApi> {
-      auto p = std::make_unique<FakeDriver>(fakes, options);
+      FakeOptions o = options;
+      o.ledger = ledger;
+      auto p = std::make_unique<FakeDriver>(fakes, o);
       driver = p.get();
       return p;
     };

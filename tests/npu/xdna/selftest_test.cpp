@@ -35,6 +35,19 @@ TEST(Selftest, EveryStageTimedAndTheResultChecked) {
                                              "wait", "check"}));
   EXPECT_NE(r.stages[3].detail.find("design g1 "), std::string::npos) << "the smallest design: " << r.stages[3].detail;
   EXPECT_LE(r.rel_error, r.tolerance);
+  ASSERT_TRUE(rig.ledger->closed);
+  EXPECT_EQ(rig.ledger->bos + rig.ledger->contexts + rig.ledger->syncobjs, 0u) << "nothing left open";
+}
+
+// The PDI per CU goes through load_cu_pdis, as in the backend
+// (XdnaBackend.EachComputeUnitGetsItsOwnPdi checks what the driver was told).
+TEST(Selftest, ADesignWithTwoComputeUnitsPasses) {
+  test::Rig rig;
+  rig.designs = {{64, 32, 16, DType::F32, "npu1", "", true}};
+  const SelftestReport r = run_selftest(rig.config(), naive);
+  EXPECT_TRUE(r.passed) << r.missing;
+  ASSERT_TRUE(rig.ledger->closed);
+  EXPECT_EQ(rig.ledger->bos, 0u) << "both PDI buffers closed";
 }
 
 TEST(Selftest, AWrongResultFailsTheCheck) {
@@ -56,7 +69,7 @@ TEST(Selftest, AFailedCommandIsReported) {
   auto opener = cfg.opener;
   cfg.opener = [&rig, opener](const std::string& p, int* e) {
     auto api = opener(p, e);
-    rig.driver->next_states.push_back(kErtStateTimeout);
+    rig.driver->next_states.push_back(test::upstream::kErtCmdStateTimeout);
     return api;
   };
   const SelftestReport r = run_selftest(cfg, naive);

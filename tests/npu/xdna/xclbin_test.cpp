@@ -82,6 +82,71 @@ TEST(Xclbin, DesignChecks) {
   EXPECT_THROW(require_npu_design(parse_xclbin(b, "t")), InputError) << "no PDI serves the CU";
 }
 
+TEST(Xclbin, EachComputeUnitHasThePdiOfItsKernel) {
+  XclbinSpec s;
+  s.more_cus.push_back({"MLIR_AIE:SECOND", 0x902, 1, {9, 9, 9}});
+  const Xclbin x = parse_xclbin(build_xclbin(s), "t");
+  ASSERT_EQ(x.cus.size(), 2u);
+  const auto pdis = cu_pdis(x);
+  ASSERT_EQ(pdis.size(), 2u);
+  EXPECT_EQ(pdis[0]->image, s.pdi);
+  EXPECT_EQ(pdis[1]->image, (std::vector<std::uint8_t>{9, 9, 9}));
+  // A second CU whose kernel no PDI serves: refused, naming it, though the
+  // first CU is fine.
+  s.more_cus[0].kernel_id = 0x903;
+  test::XclbinLayout lay;
+  auto b = build_xclbin(s, &lay);
+  const std::uint32_t props = 1u | (1u << 4) | (0x904u << 16);
+  poke(b, lay.ip_layout_offset + 8 + 80 + 4, props);
+  try {
+    require_npu_design(parse_xclbin(b, "t"));
+    FAIL() << "a CU without a PDI passed";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("MLIR_AIE:SECOND"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Xclbin, TheRegisterMapComesFromTheKernelsArguments) {
+  XclbinSpec s;
+  RegisterMap r = register_map(parse_xclbin(build_xclbin(s), "t"), 0);
+  EXPECT_EQ(r.opcode, 0x0u);
+  EXPECT_EQ(r.instr, 0x8u);
+  EXPECT_EQ(r.ninstr, 0x10u);
+  EXPECT_EQ(r.buffers, (std::vector<std::uint32_t>{0x14, 0x1c, 0x24, 0x2c, 0x34}));
+  EXPECT_EQ(r.bytes, 0x3cu);
+  s.first_buffer_offset = 0x18;
+  r = register_map(parse_xclbin(build_xclbin(s), "t"), 0);
+  EXPECT_EQ(r.buffers, (std::vector<std::uint32_t>{0x18, 0x20, 0x28, 0x30, 0x38}));
+  EXPECT_EQ(r.bytes, 0x40u);
+  s.metadata_args = false;
+  r = register_map(parse_xclbin(build_xclbin(s), "t"), 0);
+  EXPECT_EQ(r.buffers, RegisterMap{}.buffers) << "no arguments listed: mlir-aie's layout";
+}
+
+TEST(Xclbin, AnUnusableRegisterMapIsRefused) {
+  XclbinSpec s;
+  s.first_buffer_offset = 0x16;
+  try {
+    require_npu_design(parse_xclbin(build_xclbin(s), "t"));
+    FAIL() << "an argument off a 32-bit boundary passed";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'bo0' sits at offset 0x16"), std::string::npos) << e.what();
+  }
+  s.first_buffer_offset = 0xfffffff8;  // would wrap offset + size
+  EXPECT_THROW(require_npu_design(parse_xclbin(build_xclbin(s), "t")), InputError);
+  auto b = build_xclbin(XclbinSpec{});
+  const std::string x(b.begin(), b.end());
+  const auto at = x.find("\"ninstr\"");
+  ASSERT_NE(at, std::string::npos);
+  std::memcpy(b.data() + at + 1, "nwords", 6);
+  try {
+    require_npu_design(parse_xclbin(b, "t"));
+    FAIL() << "a register map without ninstr passed";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no 'ninstr' argument"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Xclbin, CorruptInputsAreInputErrors) {
   test::XclbinLayout lay;
   const auto good = build_xclbin(XclbinSpec{}, &lay);

@@ -97,7 +97,7 @@ void full_host_flow(bool pasid) {
   EXPECT_EQ(rig.driver->contexts_created, 1);
   EXPECT_EQ(rig.driver->configs, 1);
   EXPECT_EQ(rig.driver->execs, 1);
-  EXPECT_EQ(rig.driver->last_state, kErtStateCompleted);
+  EXPECT_EQ(rig.driver->last_state, test::upstream::kErtCmdStateCompleted);
   EXPECT_EQ(rig.driver->last_max_opc, 8192u);
   EXPECT_EQ(rig.driver->last_num_tiles, 4u * 4u);  // column width x core rows from AIE metadata
   // C comes back by a CPU cache flush in user space, as XRT does; the driver
@@ -166,6 +166,56 @@ TEST(XdnaBackend, MoreDesignsThanTheContextLimit) {
   EXPECT_GT(b.last_breakdown()->reconfigure, 0);
 }
 
+// Evictions, a hung command's abandoned context and the final teardown each
+// close what they opened: buffer objects, contexts and the contexts' syncobj
+// handles, which the driver leaves to user space. Both builds of the driver.
+TEST(XdnaBackend, NothingIsLeftOpenOnceTheBackendIsGone) {
+  for (const auto build : {test::DriverBuild::Mainline, test::DriverBuild::OutOfTree}) {
+    Rig rig;
+    rig.options.build = build;
+    rig.designs.clear();
+    for (int i = 0; i < 8; ++i) rig.designs.push_back({32 * (i + 1), 32, 16});
+    {
+      XdnaBackend b(rig.config());
+      for (int i = 0; i < 8; ++i) run_and_check(b, shape(32 * (i + 1), 32, 16), unsigned(i));
+      rig.driver->hang_next = 1;
+      Operands o(shape(32, 32, 16), 1);
+      EXPECT_THROW(b.gemm(shape(32, 32, 16), o.A.data(), o.B.data(), o.C.data()), std::runtime_error);
+      run_and_check(b, shape(32, 32, 16), 2);
+      EXPECT_EQ(rig.driver->live_syncobjs(), rig.driver->live_contexts()) << "one timeline per live context";
+      if (build == test::DriverBuild::OutOfTree) {
+        EXPECT_EQ(rig.driver->last_user_start_col, 0xFFu);
+      }
+    }
+    ASSERT_TRUE(rig.ledger->closed);
+    EXPECT_EQ(rig.ledger->bos, 0u);
+    EXPECT_EQ(rig.ledger->contexts, 0u);
+    EXPECT_EQ(rig.ledger->syncobjs, 0u);
+  }
+}
+
+// CONFIG_CU points each compute unit at the PDI AIE_PARTITION lists for its
+// kernel id, not every CU at the first CU's PDI.
+TEST(XdnaBackend, EachComputeUnitGetsItsOwnPdi) {
+  Rig rig;
+  rig.designs = {{256, 128, 64, DType::F32, "npu1", "", true}};
+  XdnaBackend b(rig.config());
+  run_and_check(b, shape(256, 128, 64), 1);
+  EXPECT_EQ(rig.driver->last_cu_designs, (std::vector<int>{0, 1})) << "fake designs 0 and 1 are the two PDIs";
+  EXPECT_EQ(rig.driver->design_runs, (std::vector<std::size_t>{0})) << "the command goes to the first CU";
+}
+
+// A kernel whose metadata puts the data buffers 4 bytes further on than
+// mlir-aie's usual layout: the command follows the metadata.
+TEST(XdnaBackend, TheCommandFollowsTheKernelsRegisterMap) {
+  Rig rig;
+  rig.designs = {{256, 128, 64, DType::F32, "npu1", "", false, 0x18}};
+  XdnaBackend b(rig.config());
+  run_and_check(b, shape(256, 128, 64), 1);
+  EXPECT_EQ(rig.driver->last_state, test::upstream::kErtCmdStateCompleted);
+  EXPECT_EQ(rig.driver->design_runs.size(), 1u);
+}
+
 // Another process holding contexts: CREATE_HWCTX fails although the count is
 // under the reported limit; the backend evicts its own and retries.
 TEST(XdnaBackend, EvictsAndRetriesWhenTheFirmwareRefusesAContext) {
@@ -185,8 +235,9 @@ TEST(XdnaBackend, EvictsAndRetriesWhenTheFirmwareRefusesAContext) {
 }
 
 TEST(XdnaBackend, FailedCommandStatesAreReportedAndTheNextCallRecovers) {
+  namespace up = test::upstream;
   const std::pair<std::uint32_t, const char*> states[] = {
-      {kErtStateError, "ERROR"}, {kErtStateAbort, "ABORT"}, {kErtStateTimeout, "TIMEOUT"}};
+      {up::kErtCmdStateError, "ERROR"}, {up::kErtCmdStateAbort, "ABORT"}, {up::kErtCmdStateTimeout, "TIMEOUT"}};
   for (const auto& [state, label] : states) {
     Rig rig;
     XdnaBackend b(rig.config());
