@@ -23,6 +23,7 @@
 
 #include "cpu/backends.h"
 #include "npu/backends.h"
+#include "tests/power/fixture_tree.h"
 #include "tests/workloads/gpt2/compare.h"
 #include "tests/workloads/gpt2/naive_backend.h"
 #include "workloads/gpt2/checkpoint.h"
@@ -162,6 +163,24 @@ TEST(GradOrder, TheCheckRejectsNanAndADroppedBlock) {
   shorter.N = 64;
   const Result partial = run_backward(be, DType::F32, GradOrder::Standard, shorter, true);
   EXPECT_FALSE(within("dW", partial.dW, s.dW, bdw));
+}
+
+// Half of the highest-level data or unified cache of the tree's cpu0, even
+// when a lower level is larger; instruction caches do not hold dY or X.
+TEST(GradOrder, BlockCacheBudgetFromTheCachesBelowTheRoot) {
+  power::testing::FixtureTree t;
+  const std::string c = "sys/devices/system/cpu/cpu0/cache/";
+  auto cache = [&](const std::string& index, const char* level, const char* type, const char* size) {
+    t.write(c + index + "/level", level);
+    t.write(c + index + "/type", type);
+    t.write(c + index + "/size", size);
+  };
+  cache("index0", "1\n", "Data\n", "48K\n");
+  cache("index1", "2\n", "Unified\n", "2048K\n");
+  cache("index2", "3\n", "Unified\n", "1M\n");
+  cache("index3", "4\n", "Instruction\n", "64M\n");
+  EXPECT_EQ(default_block_cache_bytes(t.root()), 512 * 1024);
+  EXPECT_EQ(default_block_cache_bytes(t.path("none")), std::int64_t(8) << 20);  // sysfs does not say
 }
 
 TEST(GradOrder, PlanFollowsTheTrafficModel) {
