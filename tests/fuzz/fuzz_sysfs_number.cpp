@@ -1,5 +1,6 @@
-// Numbers read from sysfs attributes (sysfs/files.cpp): whatever a driver or
-// a fixture writes, a value is either a number that was there or nothing.
+// Numbers, CPU lists and cache sizes read from sysfs attributes
+// (sysfs/files.cpp): whatever a driver or a fixture writes, a value is either
+// what was there or nothing.
 #include "sysfs/files.h"
 #include "tests/fuzz/fuzz_support.h"
 
@@ -12,5 +13,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   int err = 0;
   flopwatt::sysfs::read_u64_file(path.c_str(), u, err);
   flopwatt::sysfs::read_i64_file(path.c_str(), i, err);
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  flopwatt::sysfs::parse_decimal(text);
+  if (const auto cpus = flopwatt::sysfs::parse_cpu_list(text))
+    for (int c : *cpus)
+      if (c < 0 || c > 65535) __builtin_trap();  // outside the range the parser promises
+  flopwatt::sysfs::parse_cache_size(text);
   return 0;
 }
