@@ -6,9 +6,11 @@
 #include <cerrno>
 
 #include "tests/power/fixture_tree.h"
+#include "tests/sysfs/cpu0_cache_tree.h"
 
 using namespace flopwatt::sysfs;
 using flopwatt::power::testing::FixtureTree;
+using flopwatt::sysfs::testing::write_cpu0_cache;
 
 // A sysfs attribute is a decimal number and a newline
 // (Documentation/filesystems/sysfs.rst: one value per file, ASCII); anything
@@ -81,17 +83,19 @@ namespace {
 const std::string kPmuDir = "sys/bus/event_source/devices/";
 
 void write_uncore_pmu(const FixtureTree& t) {
-  const std::string d = kPmuDir + "uncore_imc_0/";
-  t.write(d + "type", "010\n");
-  t.write(d + "cpumask", "0,18\n");
-  t.write(d + "format/event", "config:0-7\n");
-  t.write(d + "format/umask", "config:8-15\n");
-  t.write(d + "format/split", "config:16-17,40-41\n");
-  t.write(d + "format/mask1", "config1:0-3\n");
-  t.write(d + "events/cas_count_read", "event=0x04,umask=0x03\n");
-  t.write(d + "events/cas_count_read.scale", "6.103515625e-5\n");
-  t.write(d + "events/cas_count_read.unit", "MiB\n");
-  t.write(d + "events/clockticks", "event=0x00,umask=0x00\n");
+  const std::pair<const char*, const char*> files[] = {
+      {"type", "010"},
+      {"cpumask", "0,18"},
+      {"format/event", "config:0-7"},
+      {"format/umask", "config:8-15"},
+      {"format/split", "config:16-17,40-41"},
+      {"format/mask1", "config1:0-3"},
+      {"events/cas_count_read", "event=0x04,umask=0x03"},
+      {"events/cas_count_read.scale", "6.103515625e-5"},
+      {"events/cas_count_read.unit", "MiB"},
+      {"events/clockticks", "event=0x00,umask=0x00"},
+  };
+  for (const auto& [file, text] : files) t.write(kPmuDir + "uncore_imc_0/" + file, std::string(text) + "\n");
 }
 
 }  // namespace
@@ -181,20 +185,12 @@ TEST(Sysfs, CacheSizesInTheKernelsNotation) {
 
 TEST(Sysfs, CachesOfCpu0ReadBelowTheRoot) {
   FixtureTree t;
-  const std::string c = "sys/devices/system/cpu/cpu0/cache/";
-  auto cache = [&](int i, const char* level, const char* type, const char* size, const char* shared) {
-    const std::string d = c + "index" + std::to_string(i) + "/";
-    t.write(d + "level", level);
-    t.write(d + "type", type);
-    t.write(d + "size", size);
-    t.write(d + "shared_cpu_list", shared);
-  };
-  cache(0, "1\n", "Data\n", "48K\n", "0,8\n");
-  cache(1, "1\n", "Instruction\n", "32K\n", "0,8\n");
-  cache(2, "2\n", "Unified\n", "1280K\n", "0,8\n");
-  cache(3, "3\n", "Unified\n", "24576K\n", "0-15\n");
-  cache(10, "4\n", "Unified\n", "64M\n", "0-15\n");  // natural order: index10 after index3
-  t.write(c + "uevent", "");
+  write_cpu0_cache(t, "index0", "1", "Data", "48K", "0,8");
+  write_cpu0_cache(t, "index1", "1", "Instruction", "32K", "0,8");
+  write_cpu0_cache(t, "index2", "2", "Unified", "1280K", "0,8");
+  write_cpu0_cache(t, "index3", "3", "Unified", "24576K", "0-15");
+  write_cpu0_cache(t, "index10", "4", "Unified", "64M", "0-15");  // natural order: index10 after index3
+  t.write("sys/devices/system/cpu/cpu0/cache/uevent", "");
   std::string problem;
   const auto caches = cpu0_caches(t.root(), &problem);
   EXPECT_TRUE(problem.empty()) << problem;
@@ -208,8 +204,8 @@ TEST(Sysfs, CachesOfCpu0ReadBelowTheRoot) {
   EXPECT_EQ(caches[4].level, 4);
   EXPECT_EQ(caches[4].bytes, std::size_t(64) << 20);
 
-  cache(2, "2\n", "Unified\n", "1280 KB\n", "0,8\n");
-  cache(3, "3\n", "Unified\n", "24576K\n", "0-\n");
+  write_cpu0_cache(t, "index2", "2", "Unified", "1280 KB", "0,8");
+  write_cpu0_cache(t, "index3", "3", "Unified", "24576K", "0-");
   const auto broken = cpu0_caches(t.root(), &problem);
   ASSERT_EQ(broken.size(), 4u);  // index2 dropped; index3 kept without its sharers
   EXPECT_EQ(broken[2].level, 3);

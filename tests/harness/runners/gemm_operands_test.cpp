@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/power/fixture_tree.h"
+#include "tests/sysfs/cpu0_cache_tree.h"
 
 namespace flopwatt {
 namespace {
@@ -36,13 +36,8 @@ TEST(GemmOperands, EnoughSetsToCoverTheRotationBytesWithinOneToEight) {
 // tests run on: a 96 KiB last level means 192 KiB to cover, four 48 KiB sets.
 TEST(GemmOperands, RotationCoversTwiceTheLastLevelCacheBelowTheRoot) {
   power::testing::FixtureTree t;
-  const std::string c = "sys/devices/system/cpu/cpu0/cache/";
-  t.write(c + "index0/level", "1\n");
-  t.write(c + "index0/type", "Data\n");
-  t.write(c + "index0/size", "32K\n");
-  t.write(c + "index1/level", "2\n");
-  t.write(c + "index1/type", "Unified\n");
-  t.write(c + "index1/size", "96K\n");
+  sysfs::testing::write_cpu0_cache(t, "index0", "1", "Data", "32K");
+  sysfs::testing::write_cpu0_cache(t, "index1", "2", "Unified", "96K");
   EXPECT_EQ(last_level_cache_bytes(t.root()), std::size_t(96) << 10);
   EXPECT_EQ(rotated_set_count(desc(64, 64, 64), 0, t.root()), 4);
   EXPECT_EQ(last_level_cache_bytes(t.path("no-sysfs-here")), std::size_t(32) << 20);

@@ -23,7 +23,7 @@
 
 #include "cpu/backends.h"
 #include "npu/backends.h"
-#include "tests/power/fixture_tree.h"
+#include "tests/sysfs/cpu0_cache_tree.h"
 #include "tests/workloads/gpt2/compare.h"
 #include "tests/workloads/gpt2/naive_backend.h"
 #include "workloads/gpt2/checkpoint.h"
@@ -169,16 +169,11 @@ TEST(GradOrder, TheCheckRejectsNanAndADroppedBlock) {
 // when a lower level is larger; instruction caches do not hold dY or X.
 TEST(GradOrder, BlockCacheBudgetFromTheCachesBelowTheRoot) {
   power::testing::FixtureTree t;
-  const std::string c = "sys/devices/system/cpu/cpu0/cache/";
-  auto cache = [&](const std::string& index, const char* level, const char* type, const char* size) {
-    t.write(c + index + "/level", level);
-    t.write(c + index + "/type", type);
-    t.write(c + index + "/size", size);
-  };
-  cache("index0", "1\n", "Data\n", "48K\n");
-  cache("index1", "2\n", "Unified\n", "2048K\n");
-  cache("index2", "3\n", "Unified\n", "1M\n");
-  cache("index3", "4\n", "Instruction\n", "64M\n");
+  using sysfs::testing::write_cpu0_cache;
+  write_cpu0_cache(t, "index0", "1", "Data", "48K");
+  write_cpu0_cache(t, "index1", "2", "Unified", "2048K");
+  write_cpu0_cache(t, "index2", "3", "Unified", "1M");
+  write_cpu0_cache(t, "index3", "4", "Instruction", "64M");
   EXPECT_EQ(default_block_cache_bytes(t.root()), 512 * 1024);
   EXPECT_EQ(default_block_cache_bytes(t.path("none")), std::int64_t(8) << 20);  // sysfs does not say
 }

@@ -14,8 +14,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <tuple>
 
+#include "tests/sysfs/cpu0_cache_tree.h"
 #include "workloads/gpt2/checkpoint.h"
 #include "workloads/gpt2/op_table.h"
 #include "workloads/gpt2/tensor_table.h"
@@ -169,17 +169,13 @@ TEST_F(RunGpt2Cli, GradOrderIsRecordedAndKeepsTheLosses) {
 // not from the machine the run happens on: a 96 KiB last level gives a 48 KiB
 // block budget whatever this machine has.
 TEST_F(RunGpt2Cli, BlockCacheBudgetComesFromTheSysfsRoot) {
-  const std::string cache = path("fx") + "/sys/devices/system/cpu/cpu0/cache/";
-  for (const auto& [index, level, type, size] :
-       {std::tuple{"index0", "1", "Data", "32K"}, {"index1", "1", "Instruction", "32K"}, {"index2", "2", "Unified", "96K"}}) {
-    fs::create_directories(cache + index);
-    std::ofstream(cache + index + "/level") << level << "\n";
-    std::ofstream(cache + index + "/type") << type << "\n";
-    std::ofstream(cache + index + "/size") << size << "\n";
-  }
+  power::testing::FixtureTree fx;
+  sysfs::testing::write_cpu0_cache(fx, "index0", "1", "Data", "32K");
+  sysfs::testing::write_cpu0_cache(fx, "index1", "1", "Instruction", "32K");
+  sysfs::testing::write_cpu0_cache(fx, "index2", "2", "Unified", "96K");
   Result r = run("--checkpoint " + kFix + "tiny_model.bin --data " + kFix +
                  "tiny_tokens.bin --batch 2 --seq 16 --steps 1 --gemm-backend cpu:reference --grad-order auto "
-                 "--sysfs-root " + path("fx"));
+                 "--sysfs-root " + fx.root());
   ASSERT_EQ(r.code, 0) << r.err << r.out;
   const auto run = nlohmann::json::parse(slurp(path("out") + "/run.json"));
   EXPECT_EQ(run["context"]["gpt2"]["grad_order_layers"]["cache_bytes_for_a_block"], 48 * 1024);
