@@ -4,59 +4,17 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <numeric>
+
+#include "sysfs/files.h"
 
 namespace flopwatt::cpu {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_line(const fs::path& p) {
-  std::ifstream f(p);
-  std::string s;
-  std::getline(f, s);
-  return s;
-}
-
-// "48K", "2048K", "32M" (the kernel's cache size attribute) -> bytes; 0 when malformed.
-std::size_t parse_size(const std::string& s) {
-  std::size_t i = 0, v = 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
-    if (v > (std::size_t(1) << 40)) return 0;
-    v = v * 10 + std::size_t(s[i++] - '0');
-  }
-  if (i == 0) return 0;
-  const std::string unit = s.substr(i);
-  if (unit.empty()) return v;
-  if (unit == "K") return v << 10;
-  if (unit == "M") return v << 20;
-  if (unit == "G") return v << 30;
-  return 0;
-}
-
-// "0-3,8-11" -> 8; 1 when malformed.
-int count_cpus(const std::string& list) {
-  int n = 0;
-  std::size_t pos = 0;
-  while (pos < list.size()) {
-    const std::size_t comma = std::min(list.find(',', pos), list.size());
-    const std::string part = list.substr(pos, comma - pos);
-    const std::size_t dash = part.find('-');
-    try {
-      if (dash == std::string::npos) n += 1;
-      else n += std::stoi(part.substr(dash + 1)) - std::stoi(part.substr(0, dash)) + 1;
-    } catch (...) {
-      return 1;
-    }
-    pos = comma + 1;
-  }
-  return std::max(n, 1);
-}
 
 int arrays_of(Stream s) {
   switch (s) {
@@ -91,24 +49,10 @@ double quantile(std::vector<double> v, double q) {
 
 std::vector<CacheLevel> cache_topology(const std::string& root) {
   std::vector<CacheLevel> out;
-  const fs::path dir = fs::path(root) / "sys/devices/system/cpu/cpu0/cache";
+  for (const auto& c : sysfs::cpu0_caches(root))
+    if (c.type == "Data" || c.type == "Unified")
+      out.push_back({c.level, c.type, c.bytes, std::max(1, int(c.shared_cpus.size())), "sysfs"});
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.path().filename().string().rfind("index", 0) != 0) continue;
-    CacheLevel c;
-    c.type = read_line(e.path() / "type");
-    if (c.type != "Data" && c.type != "Unified") continue;
-    try {
-      c.level = std::stoi(read_line(e.path() / "level"));
-    } catch (...) {
-      continue;
-    }
-    c.bytes = parse_size(read_line(e.path() / "size"));
-    if (c.bytes == 0 || c.level < 1) continue;
-    c.shared_by = count_cpus(read_line(e.path() / "shared_cpu_list"));
-    c.source = "sysfs";
-    out.push_back(c);
-  }
   if (out.empty() && fs::equivalent(fs::path(root), "/", ec)) {
     const long cpus = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
     const struct {

@@ -8,17 +8,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "cpu/pmu_sysfs.h"
+#include "sysfs/files.h"
 #include "workloads/error.h"
 
 namespace flopwatt::cpu {
 namespace {
-
-namespace fs = std::filesystem;
 
 class SyscallAccess final : public CounterAccess {
  public:
@@ -53,39 +50,33 @@ class SyscallAccess final : public CounterAccess {
   void close(int fd) override { ::close(fd); }
 };
 
-std::string read_first_line(const fs::path& p) {
-  std::ifstream f(p);
-  std::string s;
-  std::getline(f, s);
-  return s;
+std::string paranoid_setting(const std::string& root) {
+  const auto v = sysfs::read_trimmed(sysfs::under_root(root, "/proc/sys/kernel/perf_event_paranoid"));
+  return v && !v->empty() ? *v : "unknown";
 }
 
 // Why perf_event_open refused a hardware event, most specific first; the
 // errors are those perf_event_open(2) documents.
 void explain(CounterStatus& st, const EventEncoding& e, int err, const std::string& root) {
-  const fs::path devices = fs::path(root) / "sys/bus/event_source/devices";
-  std::error_code ec;
+  const std::string devices = sysfs::under_root(root, "/sys/bus/event_source/devices");
   const bool hardware = e.type == PERF_TYPE_HARDWARE || e.type == PERF_TYPE_HW_CACHE || e.type >= PERF_TYPE_MAX;
   if (e.cpu >= 0 && (err == EACCES || err == EPERM)) {
     // perf_event_open(2), perf_event_paranoid: CPU-wide events need a value
     // below 1, or CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8).
-    const std::string paranoid = read_first_line(fs::path(root) / "proc/sys/kernel/perf_event_paranoid");
-    st.reason = "perf_event_open: system-wide counting denied (kernel.perf_event_paranoid = " +
-                (paranoid.empty() ? std::string("unknown") : paranoid) + "; uncore events count the whole machine)";
+    st.reason = "perf_event_open: system-wide counting denied (kernel.perf_event_paranoid = " + paranoid_setting(root) +
+                "; uncore events count the whole machine)";
     st.fix = "sudo sysctl kernel.perf_event_paranoid=0, or run as root or with CAP_PERFMON";
     return;
   }
-  if (hardware && e.cpu < 0 && !fs::exists(devices / "cpu", ec) && !fs::exists(devices / "cpu_core", ec)) {
-    st.reason = "no CPU PMU is exposed (" + (devices / "cpu").string() +
+  if (hardware && e.cpu < 0 && !sysfs::path_exists(devices + "/cpu") && !sysfs::path_exists(devices + "/cpu_core")) {
+    st.reason = "no CPU PMU is exposed (" + devices + "/cpu" +
                 " missing: a virtual machine without PMU passthrough, or a kernel without perf hardware support)";
     st.fix = "count on bare metal, or enable the virtual PMU (KVM: -cpu host,pmu=on; VMware: virtualize CPU "
              "performance counters)";
     return;
   }
   if (err == EACCES || err == EPERM) {
-    const std::string paranoid = read_first_line(fs::path(root) / "proc/sys/kernel/perf_event_paranoid");
-    st.reason = "perf_event_open: permission denied (kernel.perf_event_paranoid = " +
-                (paranoid.empty() ? std::string("unknown") : paranoid) + ")";
+    st.reason = "perf_event_open: permission denied (kernel.perf_event_paranoid = " + paranoid_setting(root) + ")";
     st.fix = "sudo sysctl kernel.perf_event_paranoid=2 (or lower) allows counting your own processes; or run as root";
     return;
   }

@@ -34,9 +34,6 @@ struct SysfsResolve {
 // `root`/sys/bus/event_source/devices.
 SysfsResolve resolve_sysfs_event(const std::string& spec, const std::string& root);
 
-// A CPU list as the kernel prints it ("0", "0,8", "0-3,8-11"); nullopt when malformed.
-std::optional<std::vector<int>> parse_cpu_list(const std::string& s);
-
 // The DRAM read or write traffic of the whole machine, in bytes: every
 // instance of the first memory-controller PMU family present, each event
 // scaled to bytes. Families, first found wins (one source, never two counting

@@ -203,11 +203,12 @@ namespace {
 std::vector<Cpu> list_cpus(const std::string& root) {
   std::vector<Cpu> cpus;
   for (const auto& n : list_dir(under_root(root, "/dev/cpu"))) {
-    char* end = nullptr;
-    const long c = std::strtol(n.c_str(), &end, 10);
-    if (end == n.c_str() || *end) continue;
+    // /dev/cpu holds a directory per CPU number and the "microcode" node.
+    const auto number = sysfs::parse_decimal(n);
+    if (!number || *number > 65535) continue;
+    const int c = int(*number);
     const std::string topo = under_root(root, "/sys/devices/system/cpu/cpu" + n + "/topology/");
-    cpus.push_back({int(c), int(read_int(topo + "physical_package_id").value_or(0)),
+    cpus.push_back({c, int(read_int(topo + "physical_package_id").value_or(0)),
                     int(read_int(topo + "core_id").value_or(c))});
   }
   if (cpus.empty()) cpus.push_back({0, 0, 0});

@@ -6,9 +6,7 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <sstream>
 #include <thread>
 
 #include "power/clock.h"
@@ -22,7 +20,6 @@ namespace flopwatt::power {
 namespace {
 
 constexpr double kRaplUpdateS = 0.001;
-constexpr const char* kPmuBase = "/sys/bus/event_source/devices/";
 
 class SystemPerfAccess final : public PerfAccess {
  public:
@@ -81,78 +78,7 @@ class PerfSource final : public SourceBase {
   std::uint64_t first_ = 0;
 };
 
-std::pair<int, int> parse_bit_range(const std::string& r) {
-  const auto dash = r.find('-');
-  const int lo = std::atoi(r.c_str());
-  const int hi = dash == std::string::npos ? lo : std::atoi(r.c_str() + dash + 1);
-  return {lo, hi};
-}
-
 }  // namespace
-
-std::vector<int> parse_cpu_list(const std::string& s) {
-  std::vector<int> v;
-  std::stringstream ss(s);
-  std::string part;
-  while (std::getline(ss, part, ',')) {
-    if (part.empty()) continue;
-    const auto dash = part.find('-');
-    char* end = nullptr;
-    const long lo = std::strtol(part.c_str(), &end, 10);
-    if (end == part.c_str()) continue;
-    const long hi = dash == std::string::npos ? lo : std::strtol(part.c_str() + dash + 1, nullptr, 10);
-    // CPU numbers fit an int by far; a huge or negative one in a corrupt mask
-    // is skipped rather than counted up to LONG_MAX (signed overflow).
-    constexpr long kMaxCpu = 1 << 20;
-    if (lo < 0 || hi < lo || hi > kMaxCpu) continue;
-    for (long c = lo; c <= hi && c - lo < 4096; ++c) v.push_back(int(c));
-  }
-  return v;
-}
-
-std::optional<std::uint64_t> encode_perf_config(const std::string& spec,
-                                                const std::map<std::string, std::string>& formats,
-                                                std::string* problem) {
-  std::uint64_t config = 0;
-  std::stringstream ss(spec);
-  std::string term;
-  while (std::getline(ss, term, ',')) {
-    if (term.empty()) continue;
-    const auto eq = term.find('=');
-    const std::string key = term.substr(0, eq);
-    const std::uint64_t value = eq == std::string::npos ? 1 : std::strtoull(term.c_str() + eq + 1, nullptr, 0);
-    std::string fmt;
-    if (auto f = formats.find(key); f != formats.end()) {
-      fmt = f->second;
-    } else if (key == "event" && formats.empty()) {
-      fmt = "config:0-7";  // kernels before format files: the event code is config's low byte
-    } else {
-      if (problem) *problem = "term '" + key + "' has no format file";
-      return std::nullopt;
-    }
-    const auto colon = fmt.find(':');
-    if (colon == std::string::npos || fmt.substr(0, colon) != "config") {
-      if (problem) *problem = "term '" + key + "' is not in config (" + fmt + ")";
-      return std::nullopt;
-    }
-    // A term's value is scattered over one or more bit ranges, low bits first.
-    std::uint64_t rest = value;
-    std::stringstream rs(fmt.substr(colon + 1));
-    std::string range;
-    while (std::getline(rs, range, ',')) {
-      auto [lo, hi] = parse_bit_range(range);
-      if (lo < 0 || hi > 63 || hi < lo) {
-        if (problem) *problem = "bad bit range '" + range + "'";
-        return std::nullopt;
-      }
-      const int width = hi - lo + 1;
-      const std::uint64_t mask = width == 64 ? ~0ull : ((1ull << width) - 1);
-      config |= (rest & mask) << lo;
-      rest = width == 64 ? 0 : rest >> width;
-    }
-  }
-  return config;
-}
 
 std::string perf_event_domain(const std::string& e) {
   if (e == "energy-pkg") return "package";
@@ -166,40 +92,45 @@ std::string perf_event_domain(const std::string& e) {
 
 PerfPmuDesc read_perf_pmu(const std::string& root, const std::string& pmu) {
   PerfPmuDesc p;
-  const std::string dir = under_root(root, kPmuBase + pmu);
-  if (!is_directory(dir)) {
-    p.problem = pmu == "power" ? "no perf power PMU (" + dir + " missing: RAPL not supported by this CPU or kernel, or a "
-                                 "virtual machine)"
-                               : "no perf " + pmu + " PMU (" + dir + " missing: AMD's per-core energy PMU needs "
+  const sysfs::Pmu desc = sysfs::read_pmu(root, pmu);
+  if (!desc.present) {
+    p.problem = pmu == "power" ? "no perf power PMU (" + desc.dir + " missing: RAPL not supported by this CPU or kernel, "
+                                 "or a virtual machine)"
+                               : "no perf " + pmu + " PMU (" + desc.dir + " missing: AMD's per-core energy PMU needs "
                                  "Linux 6.13 or later and a Zen CPU)";
     return p;
   }
   p.present = true;
-  auto type = read_int(join_path(dir, "type"));
-  if (!type) {
-    p.problem = "cannot read " + join_path(dir, "type");
+  if (!desc.problem.empty()) {
+    p.problem = desc.problem;
     return p;
   }
-  p.type = int(*type);
-  if (auto cm = read_trimmed(join_path(dir, "cpumask"))) p.cpus = parse_cpu_list(*cm);
-  if (p.cpus.empty()) p.cpus = {0};
-  std::map<std::string, std::string> formats;
-  for (const auto& f : list_dir(join_path(dir, "format")))
-    if (auto v = read_trimmed(join_path(join_path(dir, "format"), f))) formats[f] = *v;
-  const std::string ev_dir = join_path(dir, "events");
-  for (const auto& f : list_dir(ev_dir)) {
-    if (f.find('.') != std::string::npos) continue;  // .scale / .unit companions
+  p.type = int(desc.type);
+  // Kernels before cpumask existed counted RAPL on any CPU of the one package.
+  p.cpus = desc.cpus.empty() ? std::vector<int>{0} : desc.cpus;
+  for (const auto& name : sysfs::pmu_event_names(desc)) {
     PerfEventDesc e;
-    e.name = f;
-    if (auto s = read_trimmed(join_path(ev_dir, f))) e.spec = *s;
-    if (auto c = encode_perf_config(e.spec, formats, &e.problem)) e.config = *c;
+    e.name = name;
+    const auto ev = sysfs::read_pmu_event(desc, name);
+    if (!ev) {
+      e.problem = "cannot read " + join_path(join_path(desc.dir, "events"), name);
+      p.events.push_back(std::move(e));
+      continue;
+    }
+    e.spec = ev->spec;
+    sysfs::PerfConfig c;
+    if (sysfs::encode_terms(e.spec, desc, c, e.problem)) {
+      if (c.config1 || c.config2) e.problem = "'" + e.spec + "' sets config1 or config2, which no energy event uses";
+      else e.config = c.config;
+    }
+    if (e.problem.empty()) e.problem = ev->problem;
     // Without a .scale file the kernel's RAPL unit is 2^-32 J.
-    e.scale = read_double(join_path(ev_dir, f + ".scale")).value_or(1.0 / 4294967296.0);
-    e.unit = read_trimmed(join_path(ev_dir, f + ".unit")).value_or("Joules");
+    e.scale = ev->scale.value_or(1.0 / 4294967296.0);
+    e.unit = ev->unit.value_or("Joules");
     if (e.unit != "Joules" && e.problem.empty()) e.problem = "unit is '" + e.unit + "', not Joules";
     p.events.push_back(std::move(e));
   }
-  if (p.events.empty()) p.problem = "the power PMU lists no events in " + ev_dir;
+  if (p.events.empty()) p.problem = "the power PMU lists no events in " + join_path(desc.dir, "events");
   return p;
 }
 

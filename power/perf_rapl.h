@@ -4,7 +4,6 @@
 // perf keeps 64-bit totals, so these counters do not wrap.
 #pragma once
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,12 +33,6 @@ struct PerfPmuDesc {
 // Parses <root>/sys/bus/event_source/devices/<pmu> ("power", or AMD's
 // per-core "power_core" whose cpumask lists one CPU per core).
 PerfPmuDesc read_perf_pmu(const std::string& root, const std::string& pmu = "power");
-// "event=0x02,umask=0x1" with the PMU's format files ({"event": "config:0-7"}) -> config.
-std::optional<std::uint64_t> encode_perf_config(const std::string& spec,
-                                                const std::map<std::string, std::string>& formats,
-                                                std::string* problem);
-// "0,28-29" -> {0, 28, 29}
-std::vector<int> parse_cpu_list(const std::string& s);
 std::string perf_event_domain(const std::string& event_name);
 
 // The syscalls beneath, swappable so tests can stand in for the kernel.

@@ -15,7 +15,7 @@ namespace {
 // order (shape-major), and the GPT-2 lm_head operands alone take ~200 MB.
 class OperandCache {
  public:
-  std::vector<GemmOperands>& get(const GemmDesc& d, Backend* b) {
+  std::vector<GemmOperands>& get(const GemmDesc& d, Backend* b, const std::string& root) {
     const std::string key = std::to_string(d.M) + "x" + std::to_string(d.N) + "x" + std::to_string(d.K) +
                             d.layout() + std::string(to_string(d.dtype_in));
     if (key != key_) {
@@ -24,7 +24,7 @@ class OperandCache {
       key_ = key;
       // Rotated as in `flopwatt run gemm`, so consecutive iterations do not find their inputs warm in the cache.
       std::mt19937_64 rng(20250403);
-      sets_ = make_rotated_operands(d, rng);
+      sets_ = make_rotated_operands(d, rng, 0, root);
     }
     if (!prepared_.count(b)) {  // weight packing happens outside the timed loop, as in the harness
       for (auto& s : sets_) b->prepare(d, s.B(d.dtype_in));
@@ -62,7 +62,7 @@ struct GemmBenchmarks::Impl {
       st.SkipWithError(c.skip.c_str());
       return;
     }
-    auto& sets = cache.get(c.d, c.b);
+    auto& sets = cache.get(c.d, c.b, meter->sysfs_root());
     const std::size_t n = sets.size();
     const double flop = c.d.flop();
     std::size_t i = 0;

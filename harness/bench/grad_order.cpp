@@ -70,7 +70,8 @@ struct GradOrderBenchmarks::Impl {
       st.SkipWithError(c.error.c_str());
       return;
     }
-    runner->set_grad_order(c.order);
+    const std::int64_t cache = gpt2::default_block_cache_bytes(meter->sysfs_root());
+    runner->set_grad_order(c.order, cache);
     gpt2::Profiler prof;
     if (c.b->simulated()) runner->set_profiler(&prof);
     const int N = int(c.s.N), K = int(c.s.K), OC = int(c.s.OC);
@@ -103,7 +104,6 @@ struct GradOrderBenchmarks::Impl {
         benchmark::ClobberMemory();
       }
       w.stop(st, flop);
-      const std::int64_t cache = gpt2::default_block_cache_bytes();
       const auto t = gpt2::cpu_backward_traffic(N, K, OC, std::int64_t(dtype_size(dtype)), true, cache);
       st.counters[kModelBytes] =
           benchmark::Counter(c.order == gpt2::GradOrder::Standard ? t.standard_bytes : t.interleaved_bytes);
@@ -111,7 +111,7 @@ struct GradOrderBenchmarks::Impl {
     const auto& plan = runner->last_backward_plan();
     st.counters[kBlockRows] = benchmark::Counter(double(plan.block_rows));
     const auto picked = gpt2::plan_linear_backward(gpt2::GradOrder::Auto, N, K, OC, std::int64_t(dtype_size(dtype)),
-                                                   true, gpt2::default_block_cache_bytes());
+                                                   true, cache);
     st.counters[kAutoPicks] = benchmark::Counter(picked.interleaved == plan.interleaved ? 1 : 0);
   }
 };

@@ -43,6 +43,7 @@ int run_default(CLI::App* cmd, DefaultArgs& a) {
     o.warmup = a.gpt2_steps > 1 ? 1 : 0;  // a single step is all there is to measure
     o.dtype = DType::F32;
     o.counters = p.counters.get();
+    o.sysfs_root = a.gemm.common.power.sysfs_root;
     gpt2.emplace(o, cfg);
   }
   nlohmann::json extra = {{"command", "run default"}};

@@ -33,6 +33,7 @@ struct Gpt2Args {
 
 int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
   finalize_run_common_options(cmd, a.common);
+  a.gpt2.sysfs_root = a.common.power.sysfs_root;
   const auto dt = parse_dtype(a.dtype);
   if (!dt) throw InputError("--dtype " + a.dtype, "unknown dtype", "use fp32 or bf16");
   a.gpt2.dtype = *dt;

@@ -1,8 +1,9 @@
 #include "harness/runners/gemm_operands.h"
 
 #include <algorithm>
-#include <fstream>
 #include <string>
+
+#include "sysfs/files.h"
 
 namespace flopwatt {
 
@@ -25,31 +26,24 @@ GemmOperands make_gemm_operands(const GemmDesc& d, std::mt19937_64& rng) {
   return o;
 }
 
-std::size_t last_level_cache_bytes() {
+std::size_t last_level_cache_bytes(const std::string& root) {
   std::size_t best = 0;
-  for (int i = 0; i < 8; ++i) {
-    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
-    std::string s;
-    if (!(f >> s) || s.empty()) continue;
-    std::size_t v = std::stoul(s);
-    if (s.back() == 'K') v <<= 10;
-    if (s.back() == 'M') v <<= 20;
-    best = std::max(best, v);
-  }
+  for (const auto& c : sysfs::cpu0_caches(root)) best = std::max(best, c.bytes);
   return best ? best : (32u << 20);
 }
 
-int rotated_set_count(const GemmDesc& d, std::size_t rotate_bytes) {
-  const std::size_t rotate = rotate_bytes ? rotate_bytes : 2 * last_level_cache_bytes();
+int rotated_set_count(const GemmDesc& d, std::size_t rotate_bytes, const std::string& root) {
+  const std::size_t rotate = rotate_bytes ? rotate_bytes : 2 * last_level_cache_bytes(root);
   // What one repetition touches: A and B in the input dtype, C in fp32.
   const std::size_t set_bytes =
       (std::size_t(d.M) * d.K + std::size_t(d.K) * d.N) * dtype_size(d.dtype_in) + std::size_t(d.M) * d.N * 4;
   return int(std::clamp<std::size_t>((rotate + set_bytes - 1) / set_bytes, 1, 8));
 }
 
-std::vector<GemmOperands> make_rotated_operands(const GemmDesc& d, std::mt19937_64& rng, std::size_t rotate_bytes) {
+std::vector<GemmOperands> make_rotated_operands(const GemmDesc& d, std::mt19937_64& rng, std::size_t rotate_bytes,
+                                                const std::string& root) {
   std::vector<GemmOperands> sets;
-  const int n = rotated_set_count(d, rotate_bytes);
+  const int n = rotated_set_count(d, rotate_bytes, root);
   sets.reserve(n);
   for (int s = 0; s < n; ++s) sets.push_back(make_gemm_operands(d, rng));
   return sets;

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "workloads/backend.h"
@@ -23,14 +24,16 @@ struct GemmOperands {
 // Draws A, then B, then C from rng, so a fixed seed gives the same operands everywhere.
 GemmOperands make_gemm_operands(const GemmDesc& d, std::mt19937_64& rng);
 
-// The largest CPU cache (sysfs), 32 MiB when unreadable.
-std::size_t last_level_cache_bytes();
+// The largest cache of CPU 0 as sysfs below `root` describes it ("/", or the
+// tree --sysfs-root names), 32 MiB when unreadable.
+std::size_t last_level_cache_bytes(const std::string& root);
 
 // Repetitions rotate over several operand sets so that a small GEMM is not
 // timed on a cache that training would not have warmed for it: enough sets to
-// cover rotate_bytes (0: twice the last-level cache), at least 1 and at most 8
-// (so the smallest shapes cover less).
-int rotated_set_count(const GemmDesc& d, std::size_t rotate_bytes = 0);
-std::vector<GemmOperands> make_rotated_operands(const GemmDesc& d, std::mt19937_64& rng, std::size_t rotate_bytes = 0);
+// cover rotate_bytes (0: twice the last-level cache below `root`), at least 1
+// and at most 8 (so the smallest shapes cover less).
+int rotated_set_count(const GemmDesc& d, std::size_t rotate_bytes, const std::string& root);
+std::vector<GemmOperands> make_rotated_operands(const GemmDesc& d, std::mt19937_64& rng, std::size_t rotate_bytes,
+                                                const std::string& root);
 
 }  // namespace flopwatt

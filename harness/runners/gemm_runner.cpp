@@ -169,7 +169,7 @@ bool run_gemm_suite(const std::vector<Backend*>& backends, const GemmRunOptions&
       Measurement m = describe(shape, d, *b);
       if (!m.skipped) {
         verify(m, *b, ref, d, vop, ref_c);
-        if (sets.empty()) sets = make_rotated_operands(d, rng, o.rotate_bytes);
+        if (sets.empty()) sets = make_rotated_operands(d, rng, o.rotate_bytes, meter.sysfs_root());
         if (!time_gemm(m, *b, d, sets, timing, o, meter)) return false;
         session.add_samples(meter.drain_samples());
       }

@@ -245,7 +245,7 @@ Gpt2Runner::~Gpt2Runner() = default;
 void Gpt2Runner::build_model() {
   if (model_) return;
   model_ = std::make_unique<gpt2::Model>(cfg_, *backend_, o_.dtype);
-  model_->set_grad_order(o_.grad_order);
+  model_->set_grad_order(o_.grad_order, gpt2::default_block_cache_bytes(o_.sysfs_root));
   if (!o_.checkpoint.empty()) model_->load(o_.checkpoint);
   else model_->init_random(o_.seed);
 }
@@ -258,7 +258,7 @@ gpt2::Model& Gpt2Runner::model() {
 // What each linear layer's backward runs under --grad-order, with the DRAM
 // bytes the CPU model expects of either order (workloads/gpt2/grad_order.h).
 static nlohmann::json grad_order_layers(const gpt2::Config& c, const Gpt2Options& o) {
-  const std::int64_t cache = gpt2::default_block_cache_bytes();
+  const std::int64_t cache = gpt2::default_block_cache_bytes(o.sysfs_root);
   nlohmann::json j = {{"cache_bytes_for_a_block", cache}};
   for (const auto& l : gpt2::plan_model_backward(c, o.grad_order, std::int64_t(o.batch) * o.seq,
                                                  std::int64_t(dtype_size(o.dtype)), cache))

@@ -37,6 +37,7 @@ struct Gpt2Options {
   bool per_layer = false;
   gpt2::GradOrder grad_order = gpt2::GradOrder::Standard;  // each linear backward's GEMM order
   RunCounters* counters = nullptr;  // hardware counters around each op; null: none
+  std::string sysfs_root = "/";     // whose cpu0 caches size the backward blocks (--sysfs-root)
 };
 
 class Gpt2Runner {

@@ -11,6 +11,7 @@
 
 #include "cpu/perf_counters.h"
 #include "tests/cpu/fake_perf.h"
+#include "tests/power/fixture_tree.h"
 
 namespace flopwatt::cpu {
 namespace {
@@ -24,15 +25,6 @@ std::uint32_t type_of(const std::string& machine, const std::string& pmu) {
   std::uint32_t t = 0;
   f >> t;
   return t;
-}
-
-TEST(PmuSysfs, CpuListsAsTheKernelPrintsThem) {
-  EXPECT_EQ(*parse_cpu_list("0"), std::vector<int>{0});
-  EXPECT_EQ(*parse_cpu_list("0,56"), (std::vector<int>{0, 56}));
-  EXPECT_EQ(*parse_cpu_list("0-2,8"), (std::vector<int>{0, 1, 2, 8}));
-  EXPECT_TRUE(parse_cpu_list("")->empty());
-  EXPECT_FALSE(parse_cpu_list("3-1"));
-  EXPECT_FALSE(parse_cpu_list("a"));
 }
 
 TEST(PmuSysfs, EventAliasesAreEncodedThroughTheFormatFiles) {
@@ -61,6 +53,23 @@ TEST(PmuSysfs, RawTermsAndMultiRangeFormats) {
   EXPECT_NE(resolve_sysfs_event("uncore_imc_0/cas_count_read/", root).problem.find("not exposed"), std::string::npos);
   EXPECT_NE(resolve_sysfs_event("amd_umc_0/umc_cas_cmd.rd/", root).problem.find("has no event"), std::string::npos);
   EXPECT_FALSE(resolve_sysfs_event("no-slashes", root).event);
+}
+
+// A type of "010" is PMU 10 (base-0 parsing opened PMU 8), and a cpumask the
+// kernel would not print is named with its file rather than counted on a guess.
+TEST(PmuSysfs, TypeIsDecimalAndABadCpumaskIsNamed) {
+  power::testing::FixtureTree t;
+  const std::string d = "sys/bus/event_source/devices/amd_umc_0/";
+  t.write(d + "type", "010\n");
+  t.write(d + "cpumask", "0\n");
+  t.write(d + "format/event", "config:0-7\n");
+  const auto r = resolve_sysfs_event("amd_umc_0/event=0x0a/", t.root());
+  ASSERT_TRUE(r.event) << r.problem;
+  EXPECT_EQ(r.event->type, 10u);
+  t.write(d + "cpumask", "0-\n");
+  const auto bad = resolve_sysfs_event("amd_umc_0/event=0x0a/", t.root());
+  EXPECT_FALSE(bad.event);
+  EXPECT_NE(bad.problem.find("amd_umc_0/cpumask: cpumask '0-' is not a CPU list"), std::string::npos) << bad.problem;
 }
 
 TEST(PmuSysfs, EachMachineGetsItsMemoryControllerFamily) {

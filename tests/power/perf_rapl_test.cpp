@@ -67,19 +67,28 @@ TEST(PerfRapl, ParsesThePmuDescription) {
   EXPECT_TRUE(p.events[1].problem.empty());
 }
 
-TEST(PerfRapl, EncodesTermsThroughFormatBitRanges) {
-  std::map<std::string, std::string> f{{"event", "config:0-7"}, {"umask", "config:8-15"}, {"split", "config:16-17,40-41"}};
-  std::string problem;
-  EXPECT_EQ(encode_perf_config("event=0x02", f, &problem).value(), 0x02u);
-  EXPECT_EQ(encode_perf_config("event=0x3c,umask=0x1", f, &problem).value(), 0x013cu);
-  EXPECT_EQ(encode_perf_config("split=0xf", f, &problem).value(), (0x3ull << 16) | (0x3ull << 40));
-  EXPECT_FALSE(encode_perf_config("bogus=1", f, &problem));
-  EXPECT_NE(problem.find("bogus"), std::string::npos);
-  EXPECT_EQ(encode_perf_config("event=0x05", {}, &problem).value(), 0x05u);  // no format dir: low byte
-  EXPECT_EQ(parse_cpu_list("0-2,8"), (std::vector<int>{0, 1, 2, 8}));
-  // A corrupt cpumask with a huge or negative number: skipped, not counted up to LONG_MAX (signed overflow).
-  EXPECT_EQ(parse_cpu_list("9223372036854775807"), std::vector<int>{});
-  EXPECT_EQ(parse_cpu_list("0,99999999999999999999-3"), std::vector<int>{0});
+// A cpumask the kernel would not print used to be read in part ("0,x" as
+// CPU 0); now the PMU is unusable and says which file is wrong.
+TEST(PerfRapl, CorruptCpumaskNamesTheFile) {
+  FixtureTree t;
+  write_pmu(t, "0,99999999999999999999-3\n");
+  const PerfPmuDesc p = read_perf_pmu(t.root());
+  EXPECT_TRUE(p.present);
+  EXPECT_TRUE(p.events.empty());
+  EXPECT_NE(p.problem.find("devices/power/cpumask: cpumask '0,99999999999999999999-3' is not a CPU list"),
+            std::string::npos)
+      << p.problem;
+  Discovery d;
+  probe_perf_rapl(t.root(), d, std::make_shared<FakePerf>());
+  EXPECT_TRUE(d.sources.empty());
+}
+
+// A type of "010" is PMU 10; base-0 parsing opened PMU 8, another PMU's events.
+TEST(PerfRapl, PmuTypeIsDecimal) {
+  FixtureTree t;
+  write_pmu(t);
+  t.write(std::string(kPmu) + "type", "010\n");
+  EXPECT_EQ(read_perf_pmu(t.root()).type, 10);
 }
 
 TEST(PerfRapl, RefusedOpenExplainsParanoidAndCapPerfmon) {

@@ -1,8 +1,9 @@
 #include "workloads/gpt2/grad_order.h"
 
 #include <algorithm>
-#include <fstream>
 #include <string>
+
+#include "sysfs/files.h"
 
 namespace flopwatt::gpt2 {
 
@@ -22,48 +23,17 @@ std::optional<GradOrder> parse_grad_order(std::string_view s) {
   return std::nullopt;
 }
 
-namespace {
-
-// "32768K" -> bytes (the format of sysfs cache/index*/size); 0 when unreadable.
-std::int64_t read_cache_size(const std::string& path) {
-  std::ifstream f(path);
-  std::string s;
-  if (!(f >> s) || s.empty()) return 0;
-  std::int64_t mult = 1;
-  if (s.back() == 'K') mult = 1024;
-  else if (s.back() == 'M') mult = 1024 * 1024;
-  if (mult != 1) s.pop_back();
-  try {
-    return std::stoll(s) * mult;
-  } catch (...) {
-    return 0;
-  }
-}
-
-}  // namespace
-
-std::int64_t default_block_cache_bytes() {
-  static const std::int64_t bytes = [] {
-    std::int64_t best = 0;
-    int best_level = 0;
-    for (int i = 0; i < 8; ++i) {
-      const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
-      std::ifstream lf(dir + "level");
-      int level = 0;
-      if (!(lf >> level)) continue;
-      std::ifstream tf(dir + "type");
-      std::string type;
-      tf >> type;
-      if (type == "Instruction") continue;
-      const std::int64_t size = read_cache_size(dir + "size");
-      if (size > 0 && level >= best_level) {
-        best_level = level;
-        best = size;
-      }
+std::int64_t default_block_cache_bytes(const std::string& root) {
+  std::int64_t best = 0;
+  int best_level = 0;
+  for (const auto& c : sysfs::cpu0_caches(root)) {
+    if (c.type == "Instruction") continue;
+    if (c.level >= best_level) {
+      best_level = c.level;
+      best = std::int64_t(c.bytes);
     }
-    return best > 0 ? best / 2 : std::int64_t(8) << 20;
-  }();
-  return bytes;
+  }
+  return best > 0 ? best / 2 : std::int64_t(8) << 20;
 }
 
 std::int64_t block_rows_for(std::int64_t N, std::int64_t K, std::int64_t OC, std::int64_t elem_bytes,

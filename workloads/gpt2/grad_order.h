@@ -28,8 +28,9 @@ const char* to_string(GradOrder o);
 std::optional<GradOrder> parse_grad_order(std::string_view s);
 
 // Bytes of cache the dY and X rows of one block may take: half the
-// last-level cache of CPU 0 (sysfs), 8 MiB when sysfs does not say.
-std::int64_t default_block_cache_bytes();
+// last-level cache of CPU 0 as sysfs below `root` describes it ("/", or the
+// tree --sysfs-root names), 8 MiB when sysfs does not say.
+std::int64_t default_block_cache_bytes(const std::string& root);
 
 // Rows of dY per block: as many as let a block's dY and X rows fit in
 // cache_bytes, at least 1, at most N.

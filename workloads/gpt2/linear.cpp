@@ -134,8 +134,11 @@ void GemmRunner::backward(float* dinp, float* dW, float* dbias, const float* dou
                           const bf16_t* W16, int N, int K, int OC, bool accumulate_dW) {
   const bool bf16 = dtype_ == DType::BF16;
   const std::int64_t e = std::int64_t(dtype_size(dtype_));
+  // Read once: backward runs per layer per step. A caller measuring under a
+  // fixture root passes its own cache_bytes to set_grad_order.
+  static const std::int64_t machine_cache_bytes = default_block_cache_bytes("/");
   last_plan_ = plan_linear_backward(order_, N, K, OC, e, accumulate_dW,
-                                    cache_bytes_ > 0 ? cache_bytes_ : default_block_cache_bytes(), block_rows_);
+                                    cache_bytes_ > 0 ? cache_bytes_ : machine_cache_bytes, block_rows_);
   // bf16, interleaved: each block's rows of dY and X are converted right
   // before its two GEMMs, so the conversion does not stream all of dY through
   // memory ahead of the blocks.

@@ -26,7 +26,8 @@ class GemmRunner {
   Backend& backend() { return backend_; }
   void set_profiler(Profiler* p) { prof_ = p; }
   // The order of backward()'s two GEMMs (grad_order.h). cache_bytes 0: the
-  // default budget; block_rows > 0 forces the interleaved block size.
+  // default budget of this machine's own /sys (default_block_cache_bytes("/"));
+  // block_rows > 0 forces the interleaved block size.
   void set_grad_order(GradOrder o, std::int64_t cache_bytes = 0, std::int64_t block_rows = 0);
   GradOrder grad_order() const { return order_; }
   // What the last backward() ran.

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/sysfs/cpu0_cache_tree.h"
+
 namespace flopwatt {
 namespace {
 
@@ -20,23 +22,32 @@ GemmDesc desc(std::int64_t M, std::int64_t N, std::int64_t K, DType in = DType::
 TEST(GemmOperands, EnoughSetsToCoverTheRotationBytesWithinOneToEight) {
   // 64x64x64 fp32: A and B 2 x 16 KiB, C 16 KiB in fp32 = 48 KiB a set.
   const GemmDesc f32 = desc(64, 64, 64);
-  EXPECT_EQ(rotated_set_count(f32, 3 * 49152), 3);
-  EXPECT_EQ(rotated_set_count(f32, 3 * 49152 + 1), 4);  // rounded up: the sets cover at least the bytes
-  EXPECT_EQ(rotated_set_count(f32, 1), 1);
-  EXPECT_EQ(rotated_set_count(f32, std::size_t(1) << 40), 8);
+  EXPECT_EQ(rotated_set_count(f32, 3 * 49152, "/"), 3);
+  EXPECT_EQ(rotated_set_count(f32, 3 * 49152 + 1, "/"), 4);  // rounded up: the sets cover at least the bytes
+  EXPECT_EQ(rotated_set_count(f32, 1, "/"), 1);
+  EXPECT_EQ(rotated_set_count(f32, std::size_t(1) << 40, "/"), 8);
   // bf16 A and B are half the bytes; C stays fp32: 32 KiB a set.
-  EXPECT_EQ(rotated_set_count(desc(64, 64, 64, DType::BF16), 3 * 49152), 5);
+  EXPECT_EQ(rotated_set_count(desc(64, 64, 64, DType::BF16), 3 * 49152, "/"), 5);
   // A set larger than the rotation bytes is used alone.
-  EXPECT_EQ(rotated_set_count(desc(4096, 4096, 4096), 64u << 20), 1);
-  // 0 means twice the last-level cache.
-  EXPECT_EQ(rotated_set_count(f32, 0), rotated_set_count(f32, 2 * last_level_cache_bytes()));
-  EXPECT_GT(last_level_cache_bytes(), 0u);
+  EXPECT_EQ(rotated_set_count(desc(4096, 4096, 4096), 64u << 20, "/"), 1);
+}
+
+// Under --sysfs-root the cache sizes are the tree's, not the machine's the
+// tests run on: a 96 KiB last level means 192 KiB to cover, four 48 KiB sets.
+TEST(GemmOperands, RotationCoversTwiceTheLastLevelCacheBelowTheRoot) {
+  power::testing::FixtureTree t;
+  sysfs::testing::write_cpu0_cache(t, "index0", "1", "Data", "32K");
+  sysfs::testing::write_cpu0_cache(t, "index1", "2", "Unified", "96K");
+  EXPECT_EQ(last_level_cache_bytes(t.root()), std::size_t(96) << 10);
+  EXPECT_EQ(rotated_set_count(desc(64, 64, 64), 0, t.root()), 4);
+  EXPECT_EQ(last_level_cache_bytes(t.path("no-sysfs-here")), std::size_t(32) << 20);
+  EXPECT_GT(last_level_cache_bytes("/"), 0u);
 }
 
 TEST(GemmOperands, SeededDrawsOfAThenBThenCInEachSet) {
   const GemmDesc d = desc(3, 5, 7);
   std::mt19937_64 rng(20250403);
-  const auto sets = make_rotated_operands(d, rng, 3 * (3 * 7 + 7 * 5 + 3 * 5) * 4);
+  const auto sets = make_rotated_operands(d, rng, 3 * (3 * 7 + 7 * 5 + 3 * 5) * 4, "/");
   ASSERT_EQ(sets.size(), 3u);
   std::mt19937_64 expect_rng(20250403);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);

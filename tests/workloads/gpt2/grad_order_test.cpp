@@ -23,6 +23,7 @@
 
 #include "cpu/backends.h"
 #include "npu/backends.h"
+#include "tests/sysfs/cpu0_cache_tree.h"
 #include "tests/workloads/gpt2/compare.h"
 #include "tests/workloads/gpt2/naive_backend.h"
 #include "workloads/gpt2/checkpoint.h"
@@ -162,6 +163,19 @@ TEST(GradOrder, TheCheckRejectsNanAndADroppedBlock) {
   shorter.N = 64;
   const Result partial = run_backward(be, DType::F32, GradOrder::Standard, shorter, true);
   EXPECT_FALSE(within("dW", partial.dW, s.dW, bdw));
+}
+
+// Half of the highest-level data or unified cache of the tree's cpu0, even
+// when a lower level is larger; instruction caches do not hold dY or X.
+TEST(GradOrder, BlockCacheBudgetFromTheCachesBelowTheRoot) {
+  power::testing::FixtureTree t;
+  using sysfs::testing::write_cpu0_cache;
+  write_cpu0_cache(t, "index0", "1", "Data", "48K");
+  write_cpu0_cache(t, "index1", "2", "Unified", "2048K");
+  write_cpu0_cache(t, "index2", "3", "Unified", "1M");
+  write_cpu0_cache(t, "index3", "4", "Instruction", "64M");
+  EXPECT_EQ(default_block_cache_bytes(t.root()), 512 * 1024);
+  EXPECT_EQ(default_block_cache_bytes(t.path("none")), std::int64_t(8) << 20);  // sysfs does not say
 }
 
 TEST(GradOrder, PlanFollowsTheTrafficModel) {

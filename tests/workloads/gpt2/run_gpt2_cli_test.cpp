@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "tests/sysfs/cpu0_cache_tree.h"
 #include "workloads/gpt2/checkpoint.h"
 #include "workloads/gpt2/op_table.h"
 #include "workloads/gpt2/tensor_table.h"
@@ -162,6 +163,22 @@ TEST_F(RunGpt2Cli, GradOrderIsRecordedAndKeepsTheLosses) {
   EXPECT_EQ(losses["interleaved"][0], losses["standard"][0]);
   for (int i = 1; i < 3; ++i) EXPECT_NEAR(losses["interleaved"][i], losses["standard"][i], 1e-4 * losses["standard"][i]);
   EXPECT_EQ(losses["auto"], losses["standard"]);
+}
+
+// The backward blocks are sized from the caches of the tree --sysfs-root names,
+// not from the machine the run happens on: a 96 KiB last level gives a 48 KiB
+// block budget whatever this machine has.
+TEST_F(RunGpt2Cli, BlockCacheBudgetComesFromTheSysfsRoot) {
+  power::testing::FixtureTree fx;
+  sysfs::testing::write_cpu0_cache(fx, "index0", "1", "Data", "32K");
+  sysfs::testing::write_cpu0_cache(fx, "index1", "1", "Instruction", "32K");
+  sysfs::testing::write_cpu0_cache(fx, "index2", "2", "Unified", "96K");
+  Result r = run("--checkpoint " + kFix + "tiny_model.bin --data " + kFix +
+                 "tiny_tokens.bin --batch 2 --seq 16 --steps 1 --gemm-backend cpu:reference --grad-order auto "
+                 "--sysfs-root " + fx.root());
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  const auto run = nlohmann::json::parse(slurp(path("out") + "/run.json"));
+  EXPECT_EQ(run["context"]["gpt2"]["grad_order_layers"]["cache_bytes_for_a_block"], 48 * 1024);
 }
 
 TEST_F(RunGpt2Cli, FixtureRunReportsStepsOpsAndSavesACheckpoint) {
