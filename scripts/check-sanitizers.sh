@@ -4,19 +4,37 @@
 # its own, and runs the whole ctest suite, the umockdev and end-to-end CLI tests
 # included (the flopwatt binary they start is instrumented too).
 #   scripts/check-sanitizers.sh            (BUILD_DIR default build-sanitize)
+# With `thread`: the public API (flopwatt/meter.h) under ThreadSanitizer, its
+# Meter test only (threads opening and closing windows while the sampler and
+# the supply monitor run); only the library and that test are built.
+#   scripts/check-sanitizers.sh thread     (BUILD_DIR default build-tsan)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${BUILD_DIR:-build-sanitize}
+mode=${1:-address}
+if [[ $mode == thread ]]; then
+  build=${BUILD_DIR:-build-tsan}
+  flags="-fsanitize=thread -fno-omit-frame-pointer"
+  link="-fsanitize=thread"
+  target=(--target api_meter_test)
+else
+  build=${BUILD_DIR:-build-sanitize}
+  flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+  link="-fsanitize=address,undefined"
+  target=()
+fi
 mkdir -p "$build"
-flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" \
   -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
-  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
-  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" >"$build/configure.log" 2>&1 ||
+  -DCMAKE_EXE_LINKER_FLAGS="$link" \
+  -DCMAKE_SHARED_LINKER_FLAGS="$link" >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log" >&2; exit 1; }
-cmake --build "$build" -j "$(nproc)" >"$build/build.log" 2>&1 || { tail -n 60 "$build/build.log" >&2; exit 1; }
+cmake --build "$build" -j "$(nproc)" "${target[@]}" >"$build/build.log" 2>&1 || { tail -n 60 "$build/build.log" >&2; exit 1; }
+if [[ $mode == thread ]]; then
+  export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+  exec "$build/tests/api/api_meter_test"
+fi
 # umockdev-run preloads libumockdev-preload.so ahead of the ASan runtime, which
 # ASan refuses by default ("ASan runtime does not come first"); the preload only
 # wraps libc's file calls, so the order does not matter to what ASan checks.

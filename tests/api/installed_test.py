@@ -50,6 +50,17 @@ try:
     env = dict(os.environ)
     for k in ("FLOPWATT_SYSFS_ROOT", "FLOPWATT_NPU_DEVICES", "PKG_CONFIG_PATH", "PYTHONPATH", "LD_LIBRARY_PATH"):
         env.pop(k, None)
+    # The build's own compiler flags (a sanitizer build's library needs its
+    # runtimes in the program that loads it); empty for a normal build.
+    cxxflags = os.environ.get("FLOPWATT_EXAMPLE_CXXFLAGS", "").strip()
+    ldflags = os.environ.get("FLOPWATT_EXAMPLE_LDFLAGS", "").strip()
+    cmake_flags = [f"-DCMAKE_CXX_FLAGS={cxxflags}", f"-DCMAKE_EXE_LINKER_FLAGS={ldflags}"]
+    preload = []
+    if "-fsanitize=" in cxxflags:
+        for rt in ("libasan.so", "libubsan.so"):
+            path = subprocess.run(["c++", f"-print-file-name={rt}"], capture_output=True, text=True).stdout.strip()
+            if os.path.isabs(path):
+                preload.append(os.path.realpath(path))
 
     # What the install holds: programs, one versioned library, public headers only.
     libdir = "lib"
@@ -92,7 +103,7 @@ try:
     # 1. find_package(flopwatt CONFIG)
     b = os.path.join(tmp, "cpp")
     run(["cmake", "-S", os.path.join(examples, "cpp_meter"), "-B", b, f"-DCMAKE_PREFIX_PATH={prefix}",
-         "-DCMAKE_BUILD_RPATH=" + os.path.join(prefix, libdir)], env=env)
+         "-DCMAKE_BUILD_RPATH=" + os.path.join(prefix, libdir)] + cmake_flags, env=env)
     run(["cmake", "--build", b], env=env)
     out = run([os.path.join(b, "meter_example")] + power, env=env)
     w = window_lines(out)
@@ -104,7 +115,7 @@ try:
     check(w.get("inner", (0, 0, 0, ""))[3] == "external:meter", "the headline is the external meter")
 
     # 2. pkg-config alone
-    penv = dict(env, PKG_CONFIG_PATH=os.path.join(prefix, libdir, "pkgconfig"))
+    penv = dict(env, PKG_CONFIG_PATH=os.path.join(prefix, libdir, "pkgconfig"), CXXFLAGS=f"{cxxflags} {ldflags}")
     exe = os.path.join(tmp, "pc_example")
     run(["sh", os.path.join(examples, "pkg_config", "build.sh"), exe], env=penv)
     w = window_lines(run([exe] + power, env=env))
@@ -113,7 +124,7 @@ try:
     # 3. A Google Benchmark suite with flopwatt's counters
     b = os.path.join(tmp, "gbench")
     run(["cmake", "-S", os.path.join(examples, "gbench"), "-B", b, f"-DCMAKE_PREFIX_PATH={prefix}",
-         "-DCMAKE_BUILD_RPATH=" + os.path.join(prefix, libdir)], env=env)
+         "-DCMAKE_BUILD_RPATH=" + os.path.join(prefix, libdir)] + cmake_flags, env=env)
     run(["cmake", "--build", b], env=env)
     out = run([os.path.join(b, "gbench_example")] + power + ["--benchmark_format=json"], env=env)
     bench = json.loads(out)["benchmarks"][0]
@@ -129,7 +140,7 @@ try:
     check(len(pydir) == 1, f"one Python package dir under the prefix ({pydir})")
     if pydir:
         out = run([sys.executable, os.path.join(examples, "python", "train_step.py"), "--numpy", "--steps", "2"] + power,
-                  env=dict(env, PYTHONPATH=pydir[0]))
+                  env=dict(env, PYTHONPATH=pydir[0], **({"LD_PRELOAD": " ".join(preload)} if preload else {})))
         w = window_lines(out.replace("step ", "step_"))
         check(len(w) == 2 and all(near(v[2], WATTS, 0.05) for v in w.values()), f"python windows at {WATTS} W ({w})")
         # The default prefix's module directory is one the system Python searches.
