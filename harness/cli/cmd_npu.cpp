@@ -16,6 +16,7 @@
 #include "harness/runners/grad_order_model.h"
 #include "npu/plan/device.h"
 #include "npu/plan/plan.h"
+#include "npu/sim/calibration.h"
 #include "npu/sim/fused_backward.h"
 #include "npu/sim/host_bandwidth.h"
 #include "npu/sim/sim_backend.h"
@@ -183,8 +184,16 @@ void run_plan(const PlanOpts& o) {
   const auto t = npu::model_time(dev, plan, host, 0.0);
   const auto e = npu::model_energy(dev, plan, t);
   const double flop = g.flop();
+  const auto calib = npu::calibrate(dev);
   if (o.json) {
     auto j = plan.to_json();
+    for (const auto& r : calib)
+      j["calibration"].push_back({{"metric", r.figure.metric}, {"published", r.figure.value},
+                                  {"source", r.figure.source}, {"model", r.model},
+                                  {"deviation_pct", r.deviation_pct}, {"within_15pct", r.within_tolerance()},
+                                  {"accounted_for", r.accounted_for()}, {"why", r.figure.why},
+                                  {"device_only", r.device_only}, {"end_to_end", r.end_to_end},
+                                  {"detail", r.detail}});
     j["modelled"] = {{"simulated", true},
                      {"host_copy_bytes_per_s", host.copy_bytes_per_s},
                      {"time_s", {{"copy_in", t.copy_in}, {"device", t.device}, {"compute_only", t.compute_only},
@@ -212,6 +221,8 @@ void run_plan(const PlanOpts& o) {
                "{:.1f} GFLOP/J (source npu-model:{})\n",
                e.j * 1e3, e.static_j * 1e3, e.mac_j * 1e3, e.ddr_j * 1e3, e.l2_j * 1e3, e.l1_j * 1e3,
                e.avg_power_w, flop / e.j / 1e9, dev.name);
+    fmt::print("calibration of {} against published figures:\n", dev.name);
+    for (const auto& line : npu::describe_calibration(dev, calib)) fmt::print("  {}\n", line);
   }
 }
 
