@@ -184,6 +184,37 @@ TEST(FusedBackward, AuthorsDevicesLoadAndAreMarkedAsTheirs) {
   EXPECT_THROW(load_scratchpad_npu("no-such-npu"), InputError);
 }
 
+// Issue 24 item 4 for the systolic files: each one's modelled peak meets the
+// published peak of the chip it follows within 15%, or is off by what it states.
+TEST(FusedBackward, SystolicPeaksMeetTheirPublishedChips) {
+  for (const auto& name : systolic_npu_names()) {
+    const ScratchpadNpu d = load_scratchpad_npu(name);
+    const auto rows = calibrate_systolic(d);
+    ASSERT_FALSE(rows.empty()) << name << " names no published peak";
+    for (const auto& r : rows) EXPECT_TRUE(r.accounted_for()) << name << ": " << r.model << " vs " << r.figure.value;
+  }
+  const auto large = calibrate_systolic(load_scratchpad_npu("kim2023-large"));
+  EXPECT_NEAR(large.at(0).model, 275.25, 0.01);  // 8 x 128 x 128 x 1.05 GHz x 2
+  ScratchpadNpu halved = load_scratchpad_npu("kim2023-large");
+  halved.cores = 4;  // --cores 4: half the chip, no longer its published peak
+  EXPECT_FALSE(calibrate_systolic(halved).at(0).accounted_for());
+}
+
+TEST(FusedBackward, SystolicPublishedEntryNamesTheField) {
+  const auto p = std::filesystem::temp_directory_path() / "flopwatt_bad_systolic_published.json";
+  std::ifstream in(std::string(FLOPWATT_SOURCE_DIR) + "/npu/sim/devices/systolic/kim2023-small.json");
+  auto j = nlohmann::json::parse(in);
+  j["published"][0]["metric"] = "tops";
+  std::ofstream(p) << j.dump();
+  try {
+    load_systolic_npu_file(p.string());
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_NE(e.where().find("published[0].metric"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(p);
+}
+
 TEST(FusedBackward, BadSystolicFileNamesTheField) {
   const auto p = std::filesystem::temp_directory_path() / "flopwatt_bad_systolic.json";
   std::ofstream(p) << R"({"schema": "flopwatt-npu-systolic/1", "name": "x", "taken_from": "y", "params": {}})";
