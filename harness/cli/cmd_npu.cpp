@@ -19,6 +19,7 @@
 #include "npu/sim/calibration.h"
 #include "npu/sim/fused_backward.h"
 #include "npu/sim/host_bandwidth.h"
+#include "npu/sim/kim2023_workloads.h"
 #include "npu/sim/sim_backend.h"
 #include "npu/sim/sweep.h"
 #include "npu/sim/timing_model.h"
@@ -287,10 +288,10 @@ void run_sweep(const SweepOpts& o) {
 }
 
 struct FusedOpts {
-  std::string device = "all", model = "d12";
+  std::string device = "all", model = "d12", workloads;
   int batch = 0, seq = 1024, cores = 0;
   double dram_gbs = 0;
-  bool json = false;
+  bool json = false, seq_given = false;
 };
 
 void run_fused_backward(const FusedOpts& o) {
@@ -302,6 +303,21 @@ void run_fused_backward(const FusedOpts& o) {
   if (o.batch < 0) throw InputError("--batch " + std::to_string(o.batch), "negative", "give a positive batch");
   if (o.seq <= 0) throw InputError("--seq " + std::to_string(o.seq), "not positive", "give a positive sequence length");
   if (o.cores < 0 || o.dram_gbs < 0) throw InputError("--cores/--dram-gbs", "negative", "give a positive value");
+  if (!o.workloads.empty() && o.workloads != "kim2023")
+    throw InputError("--workloads " + o.workloads, "unknown workload set", "use --workloads kim2023");
+  if (o.workloads == "kim2023") {
+    if (o.device == "all") names = {"kim2023-large", "kim2023-small"};
+    for (const auto& name : names) {
+      npu::ScratchpadNpu dev = npu::load_scratchpad_npu(name);
+      if (o.cores > 0) dev.cores = o.cores;
+      if (o.dram_gbs > 0) dev.dram_bytes_per_s = o.dram_gbs * 1e9;
+      const int B = o.batch > 0 ? o.batch : dev.batch > 0 ? dev.batch : 4;
+      // --seq defaults to GPT-2's 1024; the NLP workloads here are taken at 128 unless it is given.
+      const int T = o.seq_given ? o.seq : 128;
+      fmt::print("{}\n", npu::format_kim2023(dev, B, T, npu::model_kim2023_workloads(dev, B, T)));
+    }
+    return;
+  }
   const gpt2::Config cfg = gpt2::preset(o.model);
   nlohmann::json all = nlohmann::json::array();
   for (const auto& name : names) {
@@ -377,11 +393,14 @@ void register_npu(CLI::App& app, CliState& st) {
                   "xdna:phoenix | xdna:strix | kim2023-large | kim2023-small | all (default all)");
     c->add_option("--model", o->model, "GPT-2 preset (default d12, 124M)");
     c->add_option("--batch", o->batch, "Sequences per step (default: the device file's batch, else 4)");
-    c->add_option("--seq", o->seq, "Sequence length (default 1024)");
+    auto* seq = c->add_option("--seq", o->seq, "Sequence length (default 1024; 128 with --workloads kim2023)");
+    c->add_option("--workloads", o->workloads,
+                  "kim2023: the linear layers of Kim et al.'s BERT, T5, NCF and DLRM instead of GPT-2");
     c->add_option("--cores", o->cores, "Override the device's core count");
     c->add_option("--dram-gbs", o->dram_gbs, "Override the device's DRAM bandwidth (GB/s)");
     c->add_flag("--json", o->json, "Print the tables as JSON");
-    c->callback([o, &st] {
+    c->callback([o, &st, seq] {
+      o->seq_given = seq->count() > 0;
       run_fused_backward(*o);
       st.exit_code = 0;
     });

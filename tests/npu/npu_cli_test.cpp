@@ -62,6 +62,16 @@ TEST_F(NpuCli, PlanReportsCalibrationOfTheVariant) {
   EXPECT_NE(j.out.find("\"deviation_pct\""), std::string::npos) << j.out;
 }
 
+TEST_F(NpuCli, FusedBackwardRunsKim2023Workloads) {
+  const auto r = run("npu fused-backward --workloads kim2023");
+  EXPECT_EQ(r.status, 0) << r.out;
+  for (const char* w : {"BERT-tiny", "BERT-large", "T5-small", "T5-large", "NCF", "DLRM", "+15%", "+29%", "mean"})
+    EXPECT_NE(r.out.find(w), std::string::npos) << w << "\n" << r.out;
+  const auto bad = run("npu fused-backward --workloads mlperf");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--workloads kim2023"), std::string::npos) << bad.out;
+}
+
 TEST_F(NpuCli, SelftestWithoutDeviceSaysWhatIsMissingAndExitsTwo) {
   const auto r = run("npu selftest --sysfs-root " + kFixtures + "/root-empty");
   EXPECT_EQ(r.status, 2) << r.out;
