@@ -303,6 +303,7 @@ void run_fused_backward(const FusedOpts& o) {
   if (o.batch < 0) throw InputError("--batch " + std::to_string(o.batch), "negative", "give a positive batch");
   if (o.seq <= 0) throw InputError("--seq " + std::to_string(o.seq), "not positive", "give a positive sequence length");
   if (o.cores < 0 || o.dram_gbs < 0) throw InputError("--cores/--dram-gbs", "negative", "give a positive value");
+  nlohmann::json all = nlohmann::json::array();
   if (!o.workloads.empty() && o.workloads != "kim2023")
     throw InputError("--workloads " + o.workloads, "unknown workload set", "use --workloads kim2023");
   if (o.workloads == "kim2023") {
@@ -314,12 +315,23 @@ void run_fused_backward(const FusedOpts& o) {
       const int B = o.batch > 0 ? o.batch : dev.batch > 0 ? dev.batch : 4;
       // --seq defaults to GPT-2's 1024; the NLP workloads here are taken at 128 unless it is given.
       const int T = o.seq_given ? o.seq : 128;
-      fmt::print("{}\n", npu::format_kim2023(dev, B, T, npu::model_kim2023_workloads(dev, B, T)));
+      const auto rows = npu::model_kim2023_workloads(dev, B, T);
+      if (!o.json) {
+        fmt::print("{}\n", npu::format_kim2023(dev, B, T, rows));
+        continue;
+      }
+      nlohmann::json w = nlohmann::json::array();
+      for (const auto& r : rows)
+        w.push_back({{"workload", r.name}, {"M", r.M}, {"forward_s", r.forward_s},
+                     {"backward_standard_s", r.backward_standard_s}, {"backward_chosen_s", r.backward_chosen_s},
+                     {"backward_speedup", r.backward_speedup()}, {"training_speedup", r.training_speedup()}});
+      all.push_back({{"simulated", true}, {"device", dev.name}, {"batch", B}, {"seq", T},
+                     {"published_mean_speedup", npu::kim2023_published_speedup(dev.name)}, {"workloads", w}});
     }
+    if (o.json) fmt::print("{}\n", all.dump(2));
     return;
   }
   const gpt2::Config cfg = gpt2::preset(o.model);
-  nlohmann::json all = nlohmann::json::array();
   for (const auto& name : names) {
     npu::ScratchpadNpu dev = npu::load_scratchpad_npu(name);
     if (o.cores > 0) dev.cores = o.cores;

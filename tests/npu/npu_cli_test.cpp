@@ -67,6 +67,10 @@ TEST_F(NpuCli, FusedBackwardRunsKim2023Workloads) {
   EXPECT_EQ(r.status, 0) << r.out;
   for (const char* w : {"BERT-tiny", "BERT-large", "T5-small", "T5-large", "NCF", "DLRM", "+15%", "+29%", "mean"})
     EXPECT_NE(r.out.find(w), std::string::npos) << w << "\n" << r.out;
+  const auto j = run("npu fused-backward --workloads kim2023 --device kim2023-small --json");
+  EXPECT_EQ(j.status, 0) << j.out;
+  EXPECT_NE(j.out.find("\"training_speedup\""), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"published_mean_speedup\": 1.29"), std::string::npos) << j.out;
   const auto bad = run("npu fused-backward --workloads mlperf");
   EXPECT_EQ(bad.status, 2) << bad.out;
   EXPECT_NE(bad.out.find("--workloads kim2023"), std::string::npos) << bad.out;
