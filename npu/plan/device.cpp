@@ -82,6 +82,54 @@ std::string self_exe_dir() {
   return fs::path(buf).parent_path().string();
 }
 
+const char* const kMetrics[] = {"rated_int8_tops", "best_bf16_gemm_tflops"};
+
+// "published": [{"variant": "7840u", "metric": ..., "value": ..., "source": ...,
+// "deviation": {"percent": ..., "why": ...}}]; every entry is checked, those of
+// the loaded variant ("" or no "variant" for the base) are kept.
+void read_published(const json& j, const std::string& path, DeviceDesc& d) {
+  if (!j.contains("published")) return;
+  const json& list = j["published"];
+  if (!list.is_array()) throw InputError(path + ": published", "not an array", "give a list of {metric, value, source}");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const json& e = list[i];
+    const std::string at = path + ": published[" + std::to_string(i) + "]";
+    if (!e.is_object()) throw InputError(at, "not an object", "give {\"metric\", \"value\", \"source\"}");
+    PublishedFigure f;
+    std::string variant;
+    if (e.contains("variant")) {
+      if (!e["variant"].is_string()) throw InputError(at + ".variant", "not a string", "name a clock variant or omit it for the base");
+      variant = e["variant"].get<std::string>();
+      if (!variant.empty() && !(j.contains("clock_variants") && j["clock_variants"].is_object() && j["clock_variants"].contains(variant)))
+        throw InputError(at + ".variant", "no clock variant \"" + variant + "\"", "use a name listed in clock_variants");
+    }
+    if (!e.contains("metric") || !e["metric"].is_string() ||
+        std::find(std::begin(kMetrics), std::end(kMetrics), e["metric"].get<std::string>()) == std::end(kMetrics))
+      throw InputError(at + ".metric", "missing or unknown", "use rated_int8_tops or best_bf16_gemm_tflops");
+    f.metric = e["metric"].get<std::string>();
+    if (!e.contains("value") || !e["value"].is_number() || !(e["value"].get<double>() > 0))
+      throw InputError(at + ".value", "missing or not a positive number", "give the published figure in the metric's unit");
+    f.value = e["value"].get<double>();
+    if (!e.contains("source") || !e["source"].is_string() || e["source"].get<std::string>().empty())
+      throw InputError(at + ".source", "missing", "say where the figure is published");
+    f.source = e["source"].get<std::string>();
+    if (f.metric == "rated_int8_tops" && d.int8_ops_per_cycle_per_column <= 0)
+      throw InputError(at + ".metric", "rated_int8_tops needs params.int8_ops_per_cycle_per_column",
+                       "add the driver's per-column int8 rate or drop this entry");
+    if (e.contains("deviation")) {
+      const json& dv = e["deviation"];
+      if (!dv.is_object() || !dv.contains("percent") || !dv["percent"].is_number())
+        throw InputError(at + ".deviation.percent", "missing or not a number", "state (model / published - 1) * 100");
+      if (!dv.contains("why") || !dv["why"].is_string() || dv["why"].get<std::string>().empty())
+        throw InputError(at + ".deviation.why", "missing", "say which modelling reason leaves the model this far off");
+      f.deviation_stated = true;
+      f.deviation_pct = dv["percent"].get<double>();
+      f.why = dv["why"].get<std::string>();
+    }
+    if (variant == d.variant) d.published.push_back(std::move(f));
+  }
+}
+
 }  // namespace
 
 json read_device_json(const std::string& path, const std::string& schema) {
@@ -140,6 +188,8 @@ static DeviceDesc read_device_file(const std::string& path, const std::string& v
   }
   d.kernel_efficiency_64 = r.num("kernel_efficiency_64", 1e-3, 1.0);
   d.kernel_call_overhead_cycles = r.num("kernel_call_overhead_cycles", 0, 1e6);
+  if (j["params"].contains("int8_ops_per_cycle_per_column"))
+    d.int8_ops_per_cycle_per_column = r.num("int8_ops_per_cycle_per_column", 1, 1e6);
   d.l1_bytes = r.integer("l1_bytes", 1024, 1 << 24);
   d.l1_reserved_bytes = r.integer("l1_reserved_bytes", 0, 1 << 24);
   d.l2_bytes = r.integer("l2_bytes_per_memtile", 1024, 1 << 28);
@@ -175,10 +225,13 @@ static DeviceDesc read_device_file(const std::string& path, const std::string& v
       d.clock_hz = vr.num(variant, 1, 10000) * 1e6;
       d.sources["clock_mhz"] = scratch.sources[variant];
       d.name += "-" + variant;
+      d.variant = variant;
     }
   } else if (!variant.empty()) {
     throw InputError(path, "no clock_variants, so no variant \"" + variant + "\"", "use the device's own name");
   }
+
+  read_published(j, path, d);
 
   if (d.first_usable_column + d.usable_columns > d.columns_total)
     throw InputError(path + ": params.usable_columns", "first_usable_column + usable_columns exceeds columns_total");

@@ -21,6 +21,18 @@ struct ParamSource {
   std::string note;
 };
 
+// One published figure a device file holds its model to, for the loaded
+// variant: the model must come within 15% of it, or the file states the
+// deviation and why (npu/sim/calibration.h computes and prints both).
+struct PublishedFigure {
+  std::string metric;  // "rated_int8_tops" | "best_bf16_gemm_tflops"
+  double value = 0;    // in the metric's unit
+  std::string source;
+  bool deviation_stated = false;
+  double deviation_pct = 0;  // (model / published - 1) * 100, as the file states it
+  std::string why;
+};
+
 struct DeviceDesc {
   std::string name;        // "phoenix", "strix"
   std::string generation;  // "AIE2" | "AIE2P"
@@ -40,6 +52,9 @@ struct DeviceDesc {
   int mmul_r = 0, mmul_s = 0, mmul_t = 0;  // bf16 micro-kernel shape
   double kernel_efficiency_64 = 0;    // achieved fraction of peak by the bf16 kernel at m=k=n=64
   double kernel_call_overhead_cycles = 0;  // per kernel invocation (locks, loop set-up)
+  // int8 operations per cycle of one column, as the driver counts them for the
+  // TOPS rating (0 when the file does not give it).
+  double int8_ops_per_cycle_per_column = 0;
 
   // Memory
   std::int64_t l1_bytes = 0;           // data memory per core
@@ -70,6 +85,8 @@ struct DeviceDesc {
   double pj_per_byte_l1 = 0;
 
   std::map<std::string, ParamSource> sources;  // by parameter name
+  std::string variant;                          // the clock variant loaded, empty for the base
+  std::vector<PublishedFigure> published;       // the figures that apply to this variant
 
   double peak_bf16_flop_per_s() const {
     return 2.0 * double(bf16_macs_per_cycle) * usable_columns * core_rows * clock_hz;

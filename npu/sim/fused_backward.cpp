@@ -120,7 +120,48 @@ ScratchpadNpu load_systolic_npu_file(const std::string& path) {
   n.pj_per_mac = param(p, path, "pj_per_mac", 0, 1e4);
   n.pj_per_byte_dram = param(p, path, "pj_per_byte_dram", 0, 1e4);
   n.pj_per_byte_sram = param(p, path, "pj_per_byte_sram", 0, 1e4);
+  if (j.contains("published")) {
+    const json& list = j["published"];
+    if (!list.is_array()) throw InputError(path + ": published", "not an array", "give a list of {metric, value, source}");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const json& e = list[i];
+      const std::string at = path + ": published[" + std::to_string(i) + "]";
+      if (!e.is_object() || !e.contains("metric") || e["metric"] != "peak_tflops")
+        throw InputError(at + ".metric", "missing or not peak_tflops", "systolic files state the chip's peak_tflops");
+      if (!e.contains("value") || !e["value"].is_number() || !(e["value"].get<double>() > 0))
+        throw InputError(at + ".value", "missing or not a positive number", "give the published peak in TFLOP/s");
+      if (!e.contains("source") || !e["source"].is_string() || e["source"].get<std::string>().empty())
+        throw InputError(at + ".source", "missing", "say where the figure is published");
+      PublishedFigure f;
+      f.metric = "peak_tflops";
+      f.value = e["value"].get<double>();
+      f.source = e["source"].get<std::string>();
+      if (e.contains("deviation")) {
+        const json& dv = e["deviation"];
+        if (!dv.is_object() || !dv.contains("percent") || !dv["percent"].is_number() || !dv.contains("why") ||
+            !dv["why"].is_string() || dv["why"].get<std::string>().empty())
+          throw InputError(at + ".deviation", "needs a numeric \"percent\" and a \"why\"", "state the deviation and its reason");
+        f.deviation_stated = true;
+        f.deviation_pct = dv["percent"].get<double>();
+        f.why = dv["why"].get<std::string>();
+      }
+      n.published.push_back(std::move(f));
+    }
+  }
   return n;
+}
+
+std::vector<CalibrationRow> calibrate_systolic(const ScratchpadNpu& dev) {
+  std::vector<CalibrationRow> rows;
+  for (const auto& f : dev.published) {
+    CalibrationRow r;
+    r.figure = f;
+    r.model = 2.0 * dev.cores * dev.macs_per_s / 1e12;
+    r.deviation_pct = (r.model / f.value - 1.0) * 100.0;
+    r.detail = fmt::format("{} core(s) x {:.3f} TMAC/s x 2", dev.cores, dev.macs_per_s / 1e12);
+    rows.push_back(std::move(r));
+  }
+  return rows;
 }
 
 std::vector<std::string> systolic_npu_names() {
@@ -500,10 +541,18 @@ nlohmann::json result_json(const BwdResult& r) {
 std::string format_gpt2_step(const ScratchpadNpu& dev, const Gpt2Dims& g, const Gpt2Step& st) {
   std::string s = fmt::format(
       "{} [simulated: fused backward model] {} core(s) x {:.0f} KiB scratchpad, {:.2f} TMAC/s per core, DRAM {:.1f} GB/s\n"
-      "  taken from: {}\n"
-      "GPT-2 C={} L={} Vp={}, {} tokens per step; per linear layer, one occurrence:\n",
+      "  taken from: {}\n",
       dev.name, dev.cores, dev.scratchpad_bytes / 1024.0, dev.macs_per_s / 1e12, dev.dram_bytes_per_s / 1e9,
-      dev.taken_from, g.C, g.L, g.Vp, g.tokens);
+      dev.taken_from);
+  for (const auto& r : calibrate_systolic(dev)) {
+    s += fmt::format("  calibration: peak {:.2f} vs published {:.2f} TFLOP/s ({:+.1f}%, {}); {}\n", r.model, r.figure.value,
+                     r.deviation_pct,
+                     r.within_tolerance() ? "within 15%"
+                     : r.accounted_for()  ? fmt::format("NOT within 15%, stated: {}", r.figure.why)
+                                          : std::string("NOT within 15% and no reason stated"),
+                     r.figure.source);
+  }
+  s += fmt::format("GPT-2 C={} L={} Vp={}, {} tokens per step; per linear layer, one occurrence:\n", g.C, g.L, g.Vp, g.tokens);
   s += fmt::format("{:<8} {:>22} | {:>9} {:>9} {:>8} {:>8} | {:<22} {:>9} {:>9} {:>8} {:>8} | {:>7}\n", "layer",
                    "M x N x K", "std MB", "std ms", "TFLOP/s", "GFLOP/J", "chosen", "MB", "ms", "TFLOP/s", "GFLOP/J",
                    "speedup");

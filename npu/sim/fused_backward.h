@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "npu/plan/device.h"
+#include "npu/sim/calibration.h"
 
 namespace flopwatt::npu {
 
@@ -52,7 +53,12 @@ struct ScratchpadNpu {
   int psum_bytes = 4;
   double static_w = 0, pj_per_mac = 0, pj_per_byte_dram = 0, pj_per_byte_sram = 0;
   std::string file;
+  std::vector<PublishedFigure> published;  // systolic files: "peak_tflops" of the chip they stand for
 };
+
+// The modelled peak (all cores, 2 FLOP per MAC) against each published figure
+// of a systolic file, within 15% or off by what the file states.
+std::vector<CalibrationRow> calibrate_systolic(const ScratchpadNpu& dev);
 
 ScratchpadNpu scratchpad_npu_from_xdna(const DeviceDesc& d);
 // Reads a "flopwatt-npu-systolic/1" file; InputError naming the file and field.

@@ -1,5 +1,6 @@
 #include "npu/xdna/insts.h"
 
+#include <cctype>
 #include <cstring>
 #include <sstream>
 
@@ -114,10 +115,21 @@ InstStream parse_insts_text(const std::string& text, const std::string& where) {
   return from_words(std::move(w), where);
 }
 
+bool looks_like_insts_text(std::span<const std::uint8_t> bytes) {
+  bool newline = false;
+  for (const std::uint8_t c : bytes) {
+    if (c == '\n') newline = true;
+    else if (!std::isxdigit(c) && c != 'x' && c != 'X' && c != '\r' && c != ' ' && c != '\t') return false;
+  }
+  return newline;
+}
+
+// mlir-aie's whole_array makefile names the stream insts_<suffix>.txt, while
+// aiecc since Xilinx/mlir-aie#2041 writes translate_npu_to_binary's words as
+// binary whatever the name; so the content decides, not the extension.
 InstStream load_insts(const std::string& path) {
   const auto bytes = read_file_bytes(path);
-  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".txt") == 0)
-    return parse_insts_text(std::string(bytes.begin(), bytes.end()), path);
+  if (looks_like_insts_text(bytes)) return parse_insts_text(std::string(bytes.begin(), bytes.end()), path);
   return parse_insts(bytes, path);
 }
 

@@ -28,7 +28,10 @@ struct InstStream {
 // words, a header whose size disagrees, or an operation running past the end.
 InstStream parse_insts(std::span<const std::uint8_t> bytes, const std::string& where);
 InstStream parse_insts_text(const std::string& text, const std::string& where);
-// By extension: .txt is text, anything else binary.
+// Text when every byte is a hex digit, 'x' or white space and there is a line
+// break (a binary stream's words hold bytes outside that set, its header a 0);
+// binary otherwise, whatever the file's extension.
+bool looks_like_insts_text(std::span<const std::uint8_t> bytes);
 InstStream load_insts(const std::string& path);
 
 }  // namespace flopwatt::npu::xdna

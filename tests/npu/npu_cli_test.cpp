@@ -47,6 +47,35 @@ TEST_F(NpuCli, InfoWithoutDeviceExitsZeroAndSaysWhy) {
   EXPECT_NE(u.out.find("no driver bound"), std::string::npos) << u.out;
 }
 
+// Issue 24 item 4: the plan says how far the variant's model is from the
+// published figures, why when it is off, and the end-to-end figure with host copies.
+TEST_F(NpuCli, PlanReportsCalibrationOfTheVariant) {
+  const auto r = run("npu plan 4096,4096,4096 --device phoenix-7840u --host-gbs device");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("calibration of phoenix-7840u"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rated_int8_tops: model 10.49 vs published 10.00"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("-33.3%, NOT within 15% (file states -33.3%)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("why: clock"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("end to end with fp32 host copies"), std::string::npos) << r.out;
+  const auto j = run("npu plan 4096,4096,4096 --device strix --host-gbs device --json");
+  EXPECT_EQ(j.status, 0) << j.out;
+  EXPECT_NE(j.out.find("\"deviation_pct\""), std::string::npos) << j.out;
+}
+
+TEST_F(NpuCli, FusedBackwardRunsKim2023Workloads) {
+  const auto r = run("npu fused-backward --workloads kim2023");
+  EXPECT_EQ(r.status, 0) << r.out;
+  for (const char* w : {"BERT-tiny", "BERT-large", "T5-small", "T5-large", "NCF", "DLRM", "+15%", "+29%", "mean"})
+    EXPECT_NE(r.out.find(w), std::string::npos) << w << "\n" << r.out;
+  const auto j = run("npu fused-backward --workloads kim2023 --device kim2023-small --json");
+  EXPECT_EQ(j.status, 0) << j.out;
+  EXPECT_NE(j.out.find("\"training_speedup\""), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"published_mean_speedup\": 1.29"), std::string::npos) << j.out;
+  const auto bad = run("npu fused-backward --workloads mlperf");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--workloads kim2023"), std::string::npos) << bad.out;
+}
+
 TEST_F(NpuCli, SelftestWithoutDeviceSaysWhatIsMissingAndExitsTwo) {
   const auto r = run("npu selftest --sysfs-root " + kFixtures + "/root-empty");
   EXPECT_EQ(r.status, 2) << r.out;

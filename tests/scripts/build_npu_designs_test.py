@@ -41,7 +41,22 @@ with tempfile.TemporaryDirectory() as tmp:
     aie = os.path.join(tmp, "mlir-aie")
     example = os.path.join(aie, "programming_examples", "basic", "matrix_multiplication", "whole_array")
     os.makedirs(example)
-    open(os.path.join(example, "Makefile"), "w").close()
+    # The lines of mlir-aie 02979d3d3ec1's makefiles the script checks for.
+    common = os.path.join(os.path.dirname(example), "makefile-common")
+    pinned_common = ("target_suffix?=${M}x${K}x${N}\nxclbin_target?=build/final_${target_suffix}.xclbin\n"
+                     "insts_target?=build/insts_${target_suffix}.txt\ndevicename ?= npu\n"
+                     "\taiecc.py --aie-generate-npu-insts --npu-insts-name=${insts_target:build/%=%}\n")
+    with open(os.path.join(example, "Makefile"), "w") as f:
+        f.write("n_aie_cols?=2\nb_col_maj?=0\ntarget_suffix=${M}x${K}x${N}_${m}x${k}x${n}_${n_aie_cols}c\n")
+    # A revision whose makefile no longer names the instructions insts_<suffix>.txt is refused.
+    with open(common, "w") as f:
+        f.write(pinned_common.replace("insts_${target_suffix}.txt", "insts_${target_suffix}.bin"))
+    r = subprocess.run([sys.executable, SCRIPT, "--mlir-aie", aie, "--device", "npu1", "--out", tmp,
+                        "--flopwatt", FLOPWATT, "--dry-run"], capture_output=True, text=True)
+    check(r.returncode == 2 and "makefile-common: no 'insts_target?=build/insts_${target_suffix}.txt'" in r.stderr,
+          f"a changed makefile-common was not refused: exit {r.returncode}: {r.stderr}")
+    with open(common, "w") as f:
+        f.write(pinned_common)
     for device, two_t in (("npu1", 8), ("npu4", 16), ("npu6", 16)):
         out = os.path.join(tmp, device)
         makes, manifest = dry_run(aie, device, out)
@@ -71,6 +86,21 @@ with tempfile.TemporaryDirectory() as tmp:
             json.dump(manifest, f)
         a = artifacts_report(out)
         check("MxKxN" in a.get("problem", ""), f"{device}: swapped N and K accepted: {a}")
+
+# The copy step names binary words .bin even when the makefile called them .txt.
+from importlib.machinery import SourceFileLoader
+import importlib.util
+spec = importlib.util.spec_from_loader("build_npu_designs", SourceFileLoader("build_npu_designs", SCRIPT))
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+with tempfile.TemporaryDirectory() as tmp:
+    txt, bin_ = os.path.join(tmp, "insts_a.txt"), os.path.join(tmp, "insts_b.txt")
+    with open(txt, "w") as f:
+        f.write("00000011\n0x00000022\r\n")
+    with open(bin_, "wb") as f:
+        f.write(bytes([0x11, 0, 0, 0, 0x22, 0, 0, 0]))
+    check(mod.insts_form(txt) == "text", "a hex text stream was not read as text")
+    check(mod.insts_form(bin_) == "binary", "binary words named .txt were not read as binary")
 
 for f in failures:
     print("FAIL:", f)

@@ -86,6 +86,44 @@ TEST_F(CorruptDevice, WrongTypeAndRange) {
   expect_rejected(j, "usable_columns");
 }
 
+// The published figures a file holds its model to: each bad entry is refused
+// with the entry's field named.
+TEST_F(CorruptDevice, PublishedFigures) {
+  auto j = good;
+  j["published"][0]["metric"] = "tops";
+  expect_rejected(j, "published[0].metric");
+  j = good;
+  j["published"][1]["value"] = -3;
+  expect_rejected(j, "published[1].value");
+  j = good;
+  j["published"][0].erase("source");
+  expect_rejected(j, "published[0].source");
+  j = good;
+  j["published"][0]["variant"] = "7850u";
+  expect_rejected(j, "published[0].variant");
+  j = good;
+  j["published"][0]["deviation"] = {{"percent", 20}};
+  expect_rejected(j, "published[0].deviation.why");
+  j = good;
+  j["params"].erase("int8_ops_per_cycle_per_column");
+  expect_rejected(j, "int8_ops_per_cycle_per_column");
+  j = good;
+  j["published"] = "3.14";
+  expect_rejected(j, "published");
+}
+
+TEST(DeviceFile, PublishedFiguresFollowTheVariant) {
+  const DeviceDesc base = test::phoenix();
+  const DeviceDesc v = load_device_file(test::devices_dir() + "/phoenix.json", "7840u");
+  ASSERT_EQ(base.published.size(), 2u);
+  ASSERT_EQ(v.published.size(), 2u);
+  EXPECT_EQ(base.published[0].value, 16);
+  EXPECT_EQ(v.published[0].value, 10);
+  EXPECT_FALSE(base.published[1].deviation_stated);
+  EXPECT_TRUE(v.published[1].deviation_stated);
+  EXPECT_EQ(v.variant, "7840u");
+}
+
 TEST_F(CorruptDevice, WrongSchemaAndSyntax) {
   auto j = good;
   j["schema"] = "something-else/9";

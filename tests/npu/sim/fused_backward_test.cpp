@@ -6,6 +6,7 @@
 //   |dY| = 256*128*2 = 65536 B   |X| = 256*256*2 = 131072 B  |W| = 128*256*2 = 65536 B
 //   |dX| = 256*256*4 = 262144 B  |dW| = 128*256*4 = 131072 B
 #include "npu/sim/fused_backward.h"
+#include "npu/sim/kim2023_workloads.h"
 
 #include <gtest/gtest.h>
 
@@ -184,6 +185,37 @@ TEST(FusedBackward, AuthorsDevicesLoadAndAreMarkedAsTheirs) {
   EXPECT_THROW(load_scratchpad_npu("no-such-npu"), InputError);
 }
 
+// Issue 24 item 4 for the systolic files: each one's modelled peak meets the
+// published peak of the chip it follows within 15%, or is off by what it states.
+TEST(FusedBackward, SystolicPeaksMeetTheirPublishedChips) {
+  for (const auto& name : systolic_npu_names()) {
+    const ScratchpadNpu d = load_scratchpad_npu(name);
+    const auto rows = calibrate_systolic(d);
+    ASSERT_FALSE(rows.empty()) << name << " names no published peak";
+    for (const auto& r : rows) EXPECT_TRUE(r.accounted_for()) << name << ": " << r.model << " vs " << r.figure.value;
+  }
+  const auto large = calibrate_systolic(load_scratchpad_npu("kim2023-large"));
+  EXPECT_NEAR(large.at(0).model, 275.25, 0.01);  // 8 x 128 x 128 x 1.05 GHz x 2
+  ScratchpadNpu halved = load_scratchpad_npu("kim2023-large");
+  halved.cores = 4;  // --cores 4: half the chip, no longer its published peak
+  EXPECT_FALSE(calibrate_systolic(halved).at(0).accounted_for());
+}
+
+TEST(FusedBackward, SystolicPublishedEntryNamesTheField) {
+  const auto p = std::filesystem::temp_directory_path() / "flopwatt_bad_systolic_published.json";
+  std::ifstream in(std::string(FLOPWATT_SOURCE_DIR) + "/npu/sim/devices/systolic/kim2023-small.json");
+  auto j = nlohmann::json::parse(in);
+  j["published"][0]["metric"] = "tops";
+  std::ofstream(p) << j.dump();
+  try {
+    load_systolic_npu_file(p.string());
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_NE(e.where().find("published[0].metric"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(p);
+}
+
 TEST(FusedBackward, BadSystolicFileNamesTheField) {
   const auto p = std::filesystem::temp_directory_path() / "flopwatt_bad_systolic.json";
   std::ofstream(p) << R"({"schema": "flopwatt-npu-systolic/1", "name": "x", "taken_from": "y", "params": {}})";
@@ -210,6 +242,44 @@ TEST(FusedBackward, Gpt2StepAddsItsParts) {
   EXPECT_DOUBLE_EQ(st.backward_linear_chosen_s, cho_s);
   EXPECT_DOUBLE_EQ(st.step_standard_s, st.forward_gemm_s + st.other_s + std_s);
   EXPECT_GT(st.other_s, 0);
+}
+
+}  // namespace
+}  // namespace flopwatt::npu
+
+namespace flopwatt::npu {
+namespace {
+
+// Issue 24 item 6: the layer tables follow the models' published sizes.
+TEST(Kim2023Workloads, LayerTablesFollowTheModels) {
+  const auto& w = kim2023_workloads();
+  ASSERT_EQ(w.size(), 6u);
+  auto macs_per_row = [](const KimWorkload& x) {
+    double m = 0;
+    for (const auto& l : x.layers) m += double(l.count) * double(l.in) * double(l.out);
+    return m;
+  };
+  // BERT-large: 24 x (4 x 1024^2 + 2 x 1024 x 4096); T5-small: 6 x 4 + 6 x 8 projections of 512^2 and 12 FFNs.
+  EXPECT_DOUBLE_EQ(macs_per_row(w[1]), 24.0 * (4 * 1024.0 * 1024 + 2 * 1024.0 * 4096));
+  EXPECT_DOUBLE_EQ(macs_per_row(w[2]), 72.0 * 512 * 512 + 24.0 * 512 * 2048);
+  for (const auto& x : w) EXPECT_FALSE(x.source.empty()) << x.name;
+}
+
+TEST(Kim2023Workloads, ChosenOrderNeverSlowerAndPaperFiguresNamed) {
+  for (const char* name : {"kim2023-large", "kim2023-small"}) {
+    const ScratchpadNpu d = load_scratchpad_npu(name);
+    const auto rows = model_kim2023_workloads(d, d.batch, 128);
+    ASSERT_EQ(rows.size(), 6u);
+    for (const auto& r : rows) {
+      EXPECT_LE(r.backward_chosen_s, r.backward_standard_s * (1 + 1e-12)) << name << " " << r.name;
+      EXPECT_GT(r.forward_s, 0) << r.name;
+    }
+    EXPECT_EQ(rows[0].M, std::int64_t(d.batch) * 128);  // NLP: tokens
+    EXPECT_EQ(rows[4].M, d.batch);                        // NCF: samples
+    const std::string text = format_kim2023(d, d.batch, 128, rows);
+    EXPECT_NE(text.find(std::string(name) == "kim2023-large" ? "+15%" : "+29%"), std::string::npos) << text;
+  }
+  EXPECT_EQ(kim2023_published_speedup("xdna:phoenix"), 0);
 }
 
 }  // namespace
