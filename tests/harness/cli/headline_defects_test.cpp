@@ -89,3 +89,33 @@ TEST(HeadlineDefects, PowerNowInTheWrongUnitIsReadThroughCurrentTimesVoltage) {
   EXPECT_NE(note.find("disagrees with current_now x voltage_now"), std::string::npos) << note;
   fs::remove_all(base);
 }
+
+// A RAPL package counter that never moves and a battery discharging with the
+// adapter offline (a capture, replayed: tests/fixtures/power/
+// dead-rapl-on-battery.md). The dead counter used to count as available, so
+// `run` showed no FLOP/J while `report` took the battery.
+TEST(HeadlineDefects, ADeadRaplCounterLeavesTheHeadlineToTheBatteryInRunAndReport) {
+  const fs::path capture = fs::path(FLOPWATT_TEST_FIXTURES) / "power" / "dead-rapl-on-battery";
+  const fs::path base = flopwatt::testing::temp_dir("headline-defects", "dead-rapl");
+  const auto r = run_gemm(capture, base / "run");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json run = read_json(base / "run" / "run.json");
+  const json& m = run["measurements"][0];
+  EXPECT_EQ(m["headline_source"], "battery:BAT0") << m.dump();
+  const json& bat = m["energy"]["battery:BAT0"];
+  EXPECT_NEAR(bat["avg_power_w"].get<double>(), 9.0, 0.25) << bat.dump();
+  ASSERT_TRUE(bat["flop_per_j"].is_number()) << bat.dump();
+  const json& pkg = m["energy"]["rapl-powercap:package-0"];
+  EXPECT_TRUE(pkg["flop_per_j"].is_null()) << pkg.dump();
+  EXPECT_NE(pkg["why_low"].get<std::string>().find("does not advance"), std::string::npos) << pkg.dump();
+  const auto rep = flopwatt::testing::run_command_line(std::string(FLOPWATT_BINARY) + " report " +
+                                                       (base / "run").string() + " --format json");
+  ASSERT_EQ(rep.code, 0) << rep.err;
+  const json j = json::parse(rep.out);
+  ASSERT_FALSE(j["rows"].empty()) << rep.out;
+  const json& rr = j["rows"][0]["runs"].begin().value();
+  EXPECT_EQ(rr["energy_source"], "battery:BAT0") << rr.dump();
+  EXPECT_NEAR(rr["flop_per_j"].get<double>(), bat["flop_per_j"].get<double>(),
+              1e-6 * bat["flop_per_j"].get<double>()) << rr.dump();
+  fs::remove_all(base);
+}
