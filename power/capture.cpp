@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -209,10 +210,16 @@ Scrubbed scrub(const std::string& rel, const std::string& content) {
   }
   static const std::regex mac("([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}");
   text = std::regex_replace(text, mac, "00:00:00:00:00:00");
+  // The host's name as a whole word only: a host called "amd" must not turn
+  // the hwmon chip "amdgpu" into "hostgpu".
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0 && std::string(host).size() >= 3) {
     const std::string h = host;
-    for (auto at = text.find(h); at != std::string::npos; at = text.find(h, at + 4)) text.replace(at, h.size(), "host");
+    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; };
+    for (auto at = text.find(h); at != std::string::npos; at = text.find(h, at + 1)) {
+      const bool before = at > 0 && word(text[at - 1]), after = at + h.size() < text.size() && word(text[at + h.size()]);
+      if (!before && !after) text.replace(at, h.size(), "host");
+    }
   }
   return {true, text, {}};
 }
