@@ -312,3 +312,25 @@ TEST(Store, ReportGroupsAFleetByMachineAndSupply) {
   EXPECT_EQ(r.code, 2);
   fs::remove_all(d);
 }
+
+TEST(Store, SamplesAreStoredOnlyWithStoreSamples) {
+  const fs::path d = temp_dir("store", "samples");
+  const fs::path store = d / "s.sqlite3";
+  auto r = run_command_line(flopwatt::testing::sampled_run(kBin, d / "plain", "--store " + store.string()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = run_command_line(flopwatt::testing::sampled_run(kBin, d / "with", "--store " + store.string() + " --store-samples"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  const long want = flopwatt::testing::samples_csv_rows(d / "with");
+  ASSERT_GT(want, 0) << "the fixture run wrote no samples";
+  ASSERT_GT(flopwatt::testing::samples_csv_rows(d / "plain"), 0);
+  auto s = flopwatt::store::Store::open(flopwatt::store::resolve(store.string()), false);
+  EXPECT_TRUE(s->samples(flopwatt::testing::run_id_of(d / "plain")).empty());
+  const auto rows = s->samples(flopwatt::testing::run_id_of(d / "with"));
+  EXPECT_EQ(static_cast<long>(rows.size()), want);
+  for (const auto& x : rows) {
+    EXPECT_FALSE(x.source_id.empty());
+    EXPECT_TRUE(x.value && x.unit);
+  }
+  fs::remove_all(d);
+}
