@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -46,6 +47,27 @@ std::string fnv_hex(const std::string& s) {
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
   return fmt::format("{:016x}", h);
+}
+
+// The NPU a run saw, from its backends' notes (harness/run/context.cpp): the
+// device node a hardware NPU backend opened (with its generation when known),
+// and its firmware when the driver reported a version. A simulated NPU has no
+// device node, and a note that only says why the device was absent or the
+// query failed is not a device or a firmware.
+std::pair<Value, Value> npu_of(const nlohmann::json& context) {
+  const auto be = context.find("backends");
+  if (be == context.end() || !be->is_object()) return {};
+  for (const auto& [name, notes] : be->items()) {
+    if (name.rfind("npu:", 0) != 0 || !notes.is_object()) continue;
+    const std::string device = notes.value("device", "");
+    if (device.empty() || device[0] != '/') continue;
+    const std::string generation = notes.value("generation", "");
+    const std::string firmware = notes.value("firmware", "");
+    const bool version = !firmware.empty() && firmware.find_first_not_of("0123456789.") == std::string::npos &&
+                         std::isdigit(static_cast<unsigned char>(firmware[0]));
+    return {generation.empty() ? device : device + " (" + generation + ")", version ? Value{firmware} : Value{}};
+  }
+  return {};
 }
 
 std::string where_of(const Target& t) { return "store " + masked(t.spec) + " (from " + t.from + ")"; }
@@ -303,12 +325,21 @@ bool Store::record(const Run& run, const std::vector<std::string>& tags, const s
   if (auto it = c.find("tags"); it != c.end() && it->is_array())
     for (const auto& t : *it)
       if (t.is_string()) all_tags.push_back(t.get<std::string>());
+  const auto [npu_device, npu_firmware] = npu_of(c);
   return in_transaction(*db_, [&] {
     db_->query(
         "INSERT INTO machines (machine_id, label, hostname, cpu, cores, memory_bytes, kernel, arch, npu_device, "
         "npu_firmware) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (machine_id) DO NOTHING",
-        {machine_id, label, hostname, cpu, cores, opt_text(c, "memory_bytes"), opt_text(c, "kernel"), arch,
-         opt_text(c, "npu_device"), opt_text(c, "npu_firmware")});
+        {machine_id, label, hostname, cpu, cores, opt_text(c, "memory_bytes"), opt_text(c, "kernel"), arch, npu_device,
+         npu_firmware});
+    // A machine first recorded by a run without the NPU learns it from a later
+    // run that used it. Only then is the row touched: an update on every run
+    // would make concurrent writers of one machine wait for each other.
+    if (npu_device)
+      db_->query(
+          "UPDATE machines SET npu_device = COALESCE(npu_device, $2), npu_firmware = COALESCE(npu_firmware, $3) "
+          "WHERE machine_id = $1 AND (npu_device IS NULL OR (npu_firmware IS NULL AND CAST($3 AS TEXT) IS NOT NULL))",
+          {machine_id, npu_device, npu_firmware});
     const auto inserted = db_->query(
         "INSERT INTO runs (run_id, machine_id, started_utc, ended_utc, complete, command, command_line, "
         "flopwatt_version, git_revision, headline_source, supply, recorded_utc, run_json) VALUES ($1, $2, $3, $4, $5, "
