@@ -333,13 +333,26 @@ bool Store::record(const Run& run, const std::vector<std::string>& tags, const s
         {machine_id, label, hostname, cpu, cores, opt_text(c, "memory_bytes"), opt_text(c, "kernel"), arch, npu_device,
          npu_firmware});
     // A machine first recorded by a run without the NPU learns it from a later
-    // run that used it. Only then is the row touched: an update on every run
-    // would make concurrent writers of one machine wait for each other.
-    if (npu_device)
-      db_->query(
-          "UPDATE machines SET npu_device = COALESCE(npu_device, $2), npu_firmware = COALESCE(npu_firmware, $3) "
-          "WHERE machine_id = $1 AND (npu_device IS NULL OR (npu_firmware IS NULL AND CAST($3 AS TEXT) IS NOT NULL))",
-          {machine_id, npu_device, npu_firmware});
+    // run that used it. Read first and updated only when something is missing:
+    // an update on every run would make concurrent writers of one machine wait
+    // for each other.
+    if (npu_device) {
+      const auto have = db_->query("SELECT npu_device, npu_firmware FROM machines WHERE machine_id = $1", {machine_id});
+      if (!have.empty() && (!have[0][0] || (!have[0][1] && npu_firmware))) {
+        // Under a savepoint: a writer role granted only INSERT and SELECT (an
+        // older README's advice) still records the run, without the fill.
+        db_->exec("SAVEPOINT npu");
+        try {
+          db_->query("UPDATE machines SET npu_device = COALESCE(npu_device, $2), npu_firmware = COALESCE(npu_firmware, "
+                     "$3) WHERE machine_id = $1",
+                     {machine_id, npu_device, npu_firmware});
+        } catch (const DbError& e) {
+          if (e.lost()) throw;
+          db_->exec("ROLLBACK TO SAVEPOINT npu");
+        }
+        db_->exec("RELEASE SAVEPOINT npu");
+      }
+    }
     const auto inserted = db_->query(
         "INSERT INTO runs (run_id, machine_id, started_utc, ended_utc, complete, command, command_line, "
         "flopwatt_version, git_revision, headline_source, supply, recorded_utc, run_json) VALUES ($1, $2, $3, $4, $5, "

@@ -300,3 +300,29 @@ TEST(PgStore, PushCarriesSamplesOnceInTheRunsTransaction) {
   EXPECT_EQ(count(*admin, "SELECT COUNT(*) FROM samples"), 0);
   fs::remove_all(d);
 }
+
+TEST(PgStore, WriterRoleRecordsNpuRunsAndFillsTheMachineOnceGranted) {
+  REQUIRE_SERVER();
+  const std::string conn = fresh_db("writerrole");
+  store::Store::open(store::resolve(conn), true);
+  auto admin = store::open_postgres(conn);
+  admin->exec("DROP ROLE IF EXISTS fw_writer");
+  admin->exec("CREATE ROLE fw_writer LOGIN; GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA public TO fw_writer");
+  std::string writer = conn;
+  writer.replace(writer.find("user=flopwatt"), 13, "user=fw_writer");
+  auto s = store::Store::open(store::resolve(writer), true);
+  ASSERT_TRUE(s->record(flopwatt::testing::variant("wr-0", "2026-04-01T00:00:00Z"), {}));
+  const std::string npu = "SELECT COUNT(*) FROM machines WHERE npu_device = '/dev/accel/accel0 (npu4)' AND "
+                          "npu_firmware = '1.5.2.380'";
+  // Without UPDATE on the NPU columns the run is still recorded, the machine left as it was.
+  flopwatt::Run with = flopwatt::testing::variant("wr-1", "2026-04-02T00:00:00Z");
+  flopwatt::testing::add_xdna_backend(with);
+  ASSERT_TRUE(s->record(with, {}));
+  EXPECT_EQ(count(*admin, npu), 0);
+  EXPECT_EQ(count(*admin, "SELECT COUNT(*) FROM runs"), 2);
+  admin->exec("GRANT UPDATE (npu_device, npu_firmware) ON machines TO fw_writer");
+  with.run_id = "wr-2";
+  ASSERT_TRUE(s->record(with, {}));
+  EXPECT_EQ(count(*admin, npu), 1);
+  EXPECT_EQ(count(*admin, "SELECT COUNT(*) FROM machines"), 1);
+}

@@ -42,6 +42,11 @@ std::string run_id_of(const std::filesystem::path& run_dir) {
   return nlohmann::json::parse(slurp(run_dir / "run.json"))["run_id"].get<std::string>();
 }
 
+void add_xdna_backend(Run& r) {
+  r.context["backends"]["npu:xdna"] = {{"device", "/dev/accel/accel0"}, {"firmware", "1.5.2.380"},
+                                       {"generation", "npu4"}, {"power_mode", "default"}};
+}
+
 void write_run_dir(const Run& r, const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "run.json") << to_json(r).dump(1);

@@ -20,6 +20,9 @@ std::string sampled_run(const std::string& bin, const std::filesystem::path& out
 long samples_csv_rows(const std::filesystem::path& run_dir);
 // run.json's run id in a run directory.
 std::string run_id_of(const std::filesystem::path& run_dir);
+// What harness/run/context.cpp writes for a run on an amdxdna NPU: npu:xdna's
+// notes with the device node, generation and firmware.
+void add_xdna_backend(Run& r);
 // Writes r as DIR/run.json.
 void write_run_dir(const Run& r, const std::filesystem::path& dir);
 

@@ -344,8 +344,7 @@ TEST(Store, MachineNpuDeviceAndFirmwareComeFromTheRunsBackends) {
   flopwatt::Run absent = variant("npu-1", "2026-01-02T00:00:00Z");
   absent.context["backends"]["npu:xdna"] = {{"device", "none: no /dev/accel/accel* node"}, {"firmware", "n/a"}};
   flopwatt::Run with = variant("npu-2", "2026-01-03T00:00:00Z");
-  with.context["backends"]["npu:xdna"] = {{"device", "/dev/accel/accel0"}, {"firmware", "1.5.2.380"},
-                                           {"generation", "npu4"}, {"power_mode", "default"}};
+  flopwatt::testing::add_xdna_backend(with);
   with.context["backends"]["npu:sim-strix"] = {{"device file", "strix.json"}};
   write_run_dir(plain, d / "a");
   write_run_dir(absent, d / "b");
