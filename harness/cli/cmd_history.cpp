@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <iterator>
 
 #include "harness/cli/commands.h"
 #include "harness/output/safe_file.h"
@@ -70,7 +72,7 @@ std::string history_svg(const std::vector<store::HistoryPoint>& pts,
         svg += fmt::format("<circle class=\"change\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"none\" stroke=\"red\"/>\n",
                            x(i - b), y(pts[i].value));
     svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\">{} {} ({})</text>\n", W - R + 8, T + 14 * double(k) + 10,
-                       colours[k], esc(pts[b].label), esc(pts[b].backend), esc(pts[b].machine));
+                       colours[k], esc(pts[b].series->label), esc(pts[b].series->backend), esc(pts[b].series->machine));
   }
   if (series.size() > kMaxSeries)
     svg += fmt::format("<text x=\"{}\" y=\"{}\">+{} more series (narrow with --op, --backend, --machine)</text>\n",
@@ -81,9 +83,14 @@ std::string history_svg(const std::vector<store::HistoryPoint>& pts,
 // How many points on each side of a candidate the change test looks at.
 constexpr std::size_t kWindow = 5;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
+// The median of at most kWindow values, on the stack: it runs twice per point.
+double median(const double* first, std::size_t n) {
+  double v[kWindow];
+  for (std::size_t i = 0; i < n; ++i) {  // insertion sort: n is at most kWindow
+    std::size_t j = i;
+    for (; j > 0 && v[j - 1] > first[i]; --j) v[j] = v[j - 1];
+    v[j] = first[i];
+  }
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
@@ -96,9 +103,8 @@ std::vector<bool> change_points(const std::vector<double>& v, double thr) {
   std::vector<bool> mark(v.size(), false);
   for (std::size_t i = 2; i + 2 <= v.size(); ++i) {
     const std::size_t k = std::min({i, v.size() - i, kWindow});
-    const auto at = [&v](std::size_t j) { return v.begin() + static_cast<std::ptrdiff_t>(j); };
-    const double b = median(std::vector<double>(at(i - k), at(i)));
-    const double a = median(std::vector<double>(at(i), at(i + k)));
+    const double b = median(v.data() + (i - k), k);
+    const double a = median(v.data() + i, k);
     mark[i] = b != 0 && std::abs(a - b) / std::abs(b) > thr && std::abs(v[i] - b) / std::abs(b) > thr && !mark[i - 1];
   }
   return mark;
@@ -111,12 +117,12 @@ int run_history(const HistoryArgs& a) {
   if (!(a.threshold_pct > 0) || !std::isfinite(a.threshold_pct))
     throw InputError("--threshold", "must be a positive percentage", "pass for example --threshold 5");
   auto s = store::Store::open(store::resolve(a.store), false);
-  const auto pts = s->history(a.filter);
+  const store::History h = s->history(a.filter);
+  const auto& pts = h.points;
   // Series: consecutive points of one configuration, backend and machine (the query's order).
   std::vector<std::pair<std::size_t, std::size_t>> series;
   for (std::size_t i = 0; i < pts.size(); ++i) {
-    const bool same = i > 0 && pts[i].config_key == pts[i - 1].config_key && pts[i].backend == pts[i - 1].backend &&
-                      pts[i].machine == pts[i - 1].machine;
+    const bool same = i > 0 && pts[i].series == pts[i - 1].series;
     if (same) series.back().second = i + 1;
     else series.emplace_back(i, i + 1);
   }
@@ -134,24 +140,36 @@ int run_history(const HistoryArgs& a) {
   if (a.format == "json") {
     nlohmann::json j = nlohmann::json::array();
     for (std::size_t i = 0; i < pts.size(); ++i)
-      j.push_back({{"configuration", pts[i].label}, {"config_key", pts[i].config_key}, {"backend", pts[i].backend},
-                   {"machine", pts[i].machine}, {"run_id", pts[i].run_id}, {"started_utc", pts[i].started_utc},
-                   {"git_revision", pts[i].git_revision}, {metric, pts[i].value}, {"change_point", bool(marks[i])}});
+      j.push_back({{"configuration", pts[i].series->label}, {"config_key", pts[i].series->config_key},
+                   {"backend", pts[i].series->backend}, {"machine", pts[i].series->machine},
+                   {"run_id", pts[i].run->run_id}, {"started_utc", pts[i].run->started_utc},
+                   {"git_revision", pts[i].run->git_revision}, {metric, pts[i].value},
+                   {"change_point", bool(marks[i])}});
     fmt::print("{}\n", j.dump(2));
   } else if (a.format == "csv") {
-    fmt::print("configuration,backend,machine,run_id,started_utc,git_revision,{},change_point\n", metric);
-    for (std::size_t i = 0; i < pts.size(); ++i)
-      fmt::print("{},{},{},{},{},{},{},{}\n", csv_escape(pts[i].label), pts[i].backend, csv_escape(pts[i].machine),
-                 pts[i].run_id, pts[i].started_utc, pts[i].git_revision, shortest(pts[i].value), marks[i] ? 1 : 0);
+    // One buffer written once, each series' text escaped once: tens of
+    // thousands of lines went out one formatted print each.
+    std::string out = fmt::format("configuration,backend,machine,run_id,started_utc,git_revision,{},change_point\n", metric);
+    auto it = std::back_inserter(out);
+    for (const auto& [b, e] : series) {
+      const store::HistorySeries& sr = *pts[b].series;
+      const std::string head = csv_escape(sr.label) + "," + sr.backend + "," + csv_escape(sr.machine) + ",";
+      for (std::size_t i = b; i < e; ++i) {
+        const store::HistoryRun& r = *pts[i].run;
+        fmt::format_to(it, "{}{},{},{},{},{}\n", head, r.run_id, r.started_utc, r.git_revision, pts[i].value,
+                       marks[i] ? 1 : 0);
+      }
+    }
+    std::fwrite(out.data(), 1, out.size(), stdout);
   } else {
     std::string md;
     for (const auto& [b, e] : series) {
       md += fmt::format("#### {} on {} ({})\n\n| started (UTC) | run id | git | {} | vs previous | |\n|---|---|---|---|---|---|\n",
-                        pts[b].label, pts[b].backend, pts[b].machine, metric);
+                        pts[b].series->label, pts[b].series->backend, pts[b].series->machine, metric);
       for (std::size_t i = b; i < e; ++i) {
         const double prev = i > b ? pts[i - 1].value : 0;
-        md += fmt::format("| {} | {} | {} | {:.4g} | {} | {} |\n", pts[i].started_utc, pts[i].run_id,
-                          pts[i].git_revision, pts[i].value,
+        md += fmt::format("| {} | {} | {} | {:.4g} | {} | {} |\n", pts[i].run->started_utc, pts[i].run->run_id,
+                          pts[i].run->git_revision, pts[i].value,
                           i > b && prev != 0 ? fmt::format("{:+.1f}%", 100 * (pts[i].value - prev) / prev) : "",
                           marks[i] ? "**change**" : "");
       }

@@ -155,9 +155,9 @@ int do_push(const StoreArgs& a) {
     if (there.count(id)) continue;
     const Run run = run_from_json(nlohmann::json::parse(*local->run_json(id)));
     try {
-      // One transaction per run, keyed by its id: a retry after a drop sends
-      // what is missing and nothing twice.
-      if (remote->record(run, local->tags(id))) ++sent;
+      // One transaction per run, samples included, keyed by its id: a retry
+      // after a drop sends what is missing and nothing twice.
+      if (remote->record(run, local->tags(id), local->samples(id))) ++sent;
     } catch (const store::DbError& e) {
       fmt::print(stderr,
                  "flopwatt: store push {}: stopped after {} of {} run(s): {}; fix: run `flopwatt store push` again "

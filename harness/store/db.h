@@ -2,6 +2,7 @@
 // text with $1..$n placeholders (both SQLite and PostgreSQL accept them) and
 // parameters sent apart from it, never spliced into the text.
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -30,7 +31,15 @@ class Db {
   virtual ~Db() = default;
   // One or more statements without parameters (schema, BEGIN, COMMIT).
   virtual void exec(const std::string& sql) = 0;
-  virtual std::vector<Row> query(const std::string& sql, const std::vector<Value>& params = {}) = 0;
+  // Calls `row` once per result row, one Row reused from call to call: a large
+  // result is read without a copy of it all held at once.
+  virtual void each(const std::string& sql, const std::vector<Value>& params,
+                    const std::function<void(const Row&)>& row) = 0;
+  std::vector<Row> query(const std::string& sql, const std::vector<Value>& params = {}) {
+    std::vector<Row> rows;
+    each(sql, params, [&rows](const Row& r) { rows.push_back(r); });
+    return rows;
+  }
   virtual bool sqlite() const = 0;
 };
 

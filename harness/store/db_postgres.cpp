@@ -39,23 +39,30 @@ class PgDb : public Db {
     PQclear(r);
   }
 
-  std::vector<Row> query(const std::string& sql, const std::vector<Value>& params) override {
+  void each(const std::string& sql, const std::vector<Value>& params,
+            const std::function<void(const Row&)>& row) override {
     std::vector<const char*> values;
     for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
     // Parameters as text, their types inferred by the server from the statement.
     PGresult* r = PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
                                nullptr, 0);
     check(r);
-    std::vector<Row> rows;
+    struct Clear {
+      PGresult* r;
+      ~Clear() { PQclear(r); }
+    } clear{r};
     const int n = PQntuples(r), cols = PQnfields(r);
+    Row out(static_cast<std::size_t>(cols));
     for (int i = 0; i < n; ++i) {
-      Row row;
-      for (int c = 0; c < cols; ++c)
-        row.emplace_back(PQgetisnull(r, i, c) ? Value{} : Value{std::string(PQgetvalue(r, i, c), PQgetlength(r, i, c))});
-      rows.push_back(std::move(row));
+      for (int c = 0; c < cols; ++c) {
+        Value& v = out[static_cast<std::size_t>(c)];
+        const auto len = static_cast<std::size_t>(PQgetlength(r, i, c));
+        if (PQgetisnull(r, i, c)) v.reset();
+        else if (v) v->assign(PQgetvalue(r, i, c), len);  // keeps the string's buffer from the last row
+        else v.emplace(PQgetvalue(r, i, c), len);
+      }
+      row(out);
     }
-    PQclear(r);
-    return rows;
   }
 
   bool sqlite() const override { return false; }

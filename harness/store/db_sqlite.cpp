@@ -29,7 +29,8 @@ class SqliteDb : public Db {
     }
   }
 
-  std::vector<Row> query(const std::string& sql, const std::vector<Value>& params) override {
+  void each(const std::string& sql, const std::vector<Value>& params,
+            const std::function<void(const Row&)>& row) override {
     sqlite3_stmt* st = nullptr;
     if (sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &st, nullptr) != SQLITE_OK)
       throw DbError(sqlite3_errmsg(db_));
@@ -47,24 +48,24 @@ class SqliteDb : public Db {
                                : sqlite3_bind_null(st, slot);
       if (rc != SQLITE_OK) throw DbError(sqlite3_errmsg(db_));
     }
-    std::vector<Row> rows;
+    Row r(static_cast<std::size_t>(sqlite3_column_count(st)));
     for (;;) {
       const int rc = sqlite3_step(st);
       if (rc == SQLITE_DONE) break;
       if (rc != SQLITE_ROW) throw DbError(sqlite3_errmsg(db_));
-      Row r;
-      const int n = sqlite3_column_count(st);
-      for (int c = 0; c < n; ++c) {
-        if (sqlite3_column_type(st, c) == SQLITE_NULL) {
-          r.emplace_back(std::nullopt);
+      for (std::size_t c = 0; c < r.size(); ++c) {
+        const int ci = static_cast<int>(c);
+        if (sqlite3_column_type(st, ci) == SQLITE_NULL) {
+          r[c].reset();
           continue;
         }
-        const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(st, c));
-        r.emplace_back(std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(st, c))));
+        const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(st, ci));
+        const auto n = static_cast<std::size_t>(sqlite3_column_bytes(st, ci));
+        if (r[c]) r[c]->assign(p, n);  // keeps the string's buffer from the last row
+        else r[c].emplace(p, n);
       }
-      rows.push_back(std::move(r));
+      row(r);
     }
-    return rows;
   }
 
   bool sqlite() const override { return true; }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <map>
 #include <sstream>
 #include <tuple>
+#include <unordered_map>
 
 #include <fmt/core.h>
 
@@ -45,6 +47,27 @@ std::string fnv_hex(const std::string& s) {
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
   return fmt::format("{:016x}", h);
+}
+
+// The NPU a run saw, from its backends' notes (harness/run/context.cpp): the
+// device node a hardware NPU backend opened (with its generation when known),
+// and its firmware when the driver reported a version. A simulated NPU has no
+// device node, and a note that only says why the device was absent or the
+// query failed is not a device or a firmware.
+std::pair<Value, Value> npu_of(const nlohmann::json& context) {
+  const auto be = context.find("backends");
+  if (be == context.end() || !be->is_object()) return {};
+  for (const auto& [name, notes] : be->items()) {
+    if (name.rfind("npu:", 0) != 0 || !notes.is_object()) continue;
+    const std::string device = notes.value("device", "");
+    if (device.empty() || device[0] != '/') continue;
+    const std::string generation = notes.value("generation", "");
+    const std::string firmware = notes.value("firmware", "");
+    const bool version = !firmware.empty() && firmware.find_first_not_of("0123456789.") == std::string::npos &&
+                         std::isdigit(static_cast<unsigned char>(firmware[0]));
+    return {generation.empty() ? device : device + " (" + generation + ")", version ? Value{firmware} : Value{}};
+  }
+  return {};
 }
 
 std::string where_of(const Target& t) { return "store " + masked(t.spec) + " (from " + t.from + ")"; }
@@ -256,7 +279,36 @@ void Store::prepare(bool create) {
   }
 }
 
-bool Store::record(const Run& run, const std::vector<std::string>& tags, const std::string& samples_csv) {
+std::vector<SampleRow> parse_samples_csv(const std::string& csv) {
+  std::vector<SampleRow> out;
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::string id;
+    std::size_t p = 0;
+    if (!line.empty() && line[0] == '"') {
+      for (p = 1; p < line.size(); ++p) {
+        if (line[p] == '"' && p + 1 < line.size() && line[p + 1] == '"') id += line[++p];
+        else if (line[p] == '"') break;
+        else id += line[p];
+      }
+      p += 1;
+    } else {
+      p = line.find(',');
+      if (p == std::string::npos) continue;
+      id = line.substr(0, p);
+    }
+    std::vector<std::string> rest;
+    std::stringstream ss(line.substr(std::min(p + 1, line.size())));
+    for (std::string f; std::getline(ss, f, ',');) rest.push_back(f);
+    if (rest.size() < 3) continue;
+    out.push_back({id, rest[0], rest[1], rest[2]});
+  }
+  return out;
+}
+
+bool Store::record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples) {
   const nlohmann::json& c = run.context;
   const Value hostname = opt_text(c, "hostname"), cpu = opt_text(c, "cpu"), cores = opt_text(c, "online_cpus"),
               arch = opt_text(c, "arch"), label = opt_text(c, "machine_label");
@@ -273,12 +325,34 @@ bool Store::record(const Run& run, const std::vector<std::string>& tags, const s
   if (auto it = c.find("tags"); it != c.end() && it->is_array())
     for (const auto& t : *it)
       if (t.is_string()) all_tags.push_back(t.get<std::string>());
+  const auto [npu_device, npu_firmware] = npu_of(c);
   return in_transaction(*db_, [&] {
     db_->query(
         "INSERT INTO machines (machine_id, label, hostname, cpu, cores, memory_bytes, kernel, arch, npu_device, "
         "npu_firmware) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (machine_id) DO NOTHING",
-        {machine_id, label, hostname, cpu, cores, opt_text(c, "memory_bytes"), opt_text(c, "kernel"), arch,
-         opt_text(c, "npu_device"), opt_text(c, "npu_firmware")});
+        {machine_id, label, hostname, cpu, cores, opt_text(c, "memory_bytes"), opt_text(c, "kernel"), arch, npu_device,
+         npu_firmware});
+    // A machine first recorded by a run without the NPU learns it from a later
+    // run that used it. Read first and updated only when something is missing:
+    // an update on every run would make concurrent writers of one machine wait
+    // for each other.
+    if (npu_device) {
+      const auto have = db_->query("SELECT npu_device, npu_firmware FROM machines WHERE machine_id = $1", {machine_id});
+      if (!have.empty() && (!have[0][0] || (!have[0][1] && npu_firmware))) {
+        // Under a savepoint: a writer role granted only INSERT and SELECT (an
+        // older README's advice) still records the run, without the fill.
+        db_->exec("SAVEPOINT npu");
+        try {
+          db_->query("UPDATE machines SET npu_device = COALESCE(npu_device, $2), npu_firmware = COALESCE(npu_firmware, "
+                     "$3) WHERE machine_id = $1",
+                     {machine_id, npu_device, npu_firmware});
+        } catch (const DbError& e) {
+          if (e.lost()) throw;
+          db_->exec("ROLLBACK TO SAVEPOINT npu");
+        }
+        db_->exec("RELEASE SAVEPOINT npu");
+      }
+    }
     const auto inserted = db_->query(
         "INSERT INTO runs (run_id, machine_id, started_utc, ended_utc, complete, command, command_line, "
         "flopwatt_version, git_revision, headline_source, supply, recorded_utc, run_json) VALUES ($1, $2, $3, $4, $5, "
@@ -317,33 +391,19 @@ bool Store::record(const Run& run, const std::vector<std::string>& tags, const s
              m.window_ns ? Value{std::to_string((*m.window_ns)[1])} : Value{}, num(e.j), numd(e.net_j),
              num(e.avg_power_w), numd(e.flop_per_j), numd(e.flop_per_j_net), e.confidence});
     }
-    if (!samples_csv.empty()) {
-      std::istringstream in(samples_csv);
-      std::string line;
-      std::getline(in, line);  // header
-      while (std::getline(in, line)) {
-        // source_id,t_ns,value,unit; a source id is quoted when it holds a comma.
-        std::string id;
-        std::size_t p = 0;
-        if (!line.empty() && line[0] == '"') {
-          for (p = 1; p < line.size(); ++p) {
-            if (line[p] == '"' && p + 1 < line.size() && line[p + 1] == '"') id += line[++p];
-            else if (line[p] == '"') break;
-            else id += line[p];
-          }
-          p += 1;
-        } else {
-          p = line.find(',');
-          if (p == std::string::npos) continue;
-          id = line.substr(0, p);
-        }
-        std::vector<std::string> rest;
-        std::stringstream ss(line.substr(std::min(p + 1, line.size())));
-        for (std::string f; std::getline(ss, f, ',');) rest.push_back(f);
-        if (rest.size() < 3) continue;
-        db_->query("INSERT INTO samples (run_id, source_id, t_ns, value, unit) VALUES ($1, $2, $3, $4, $5)",
-                   {run.run_id, id, rest[0], rest[1], rest[2]});
+    // Many rows per statement: a run's samples run to thousands, and each
+    // statement is a round trip to a server.
+    constexpr std::size_t kRowsPerInsert = 100;
+    for (std::size_t b = 0; b < samples.size(); b += kRowsPerInsert) {
+      const std::size_t e = std::min(samples.size(), b + kRowsPerInsert);
+      std::string sql = "INSERT INTO samples (run_id, source_id, t_ns, value, unit) VALUES ";
+      std::vector<Value> params{run.run_id};
+      for (std::size_t i = b; i < e; ++i) {
+        const std::size_t p = params.size();
+        sql += fmt::format("{}($1, ${}, ${}, ${}, ${})", i > b ? ", " : "", p + 1, p + 2, p + 3, p + 4);
+        params.insert(params.end(), {samples[i].source_id, samples[i].t_ns, samples[i].value, samples[i].unit});
       }
+      db_->query(sql, params);
     }
     return true;
   });
@@ -364,6 +424,14 @@ std::vector<std::string> Store::tags(const std::string& run_id) {
   for (const auto& r : db_->query("SELECT tag FROM run_tags WHERE run_id = $1 ORDER BY tag", {run_id}))
     t.push_back(*r.at(0));
   return t;
+}
+
+std::vector<SampleRow> Store::samples(const std::string& run_id) {
+  std::vector<SampleRow> out;
+  for (auto& r : db_->query("SELECT source_id, t_ns, value, unit FROM samples WHERE run_id = $1 ORDER BY source_id, t_ns",
+                            {run_id}))
+    out.push_back({r[0].value_or(""), r[1].value_or(""), std::move(r[2]), std::move(r[3])});
+  return out;
 }
 
 std::vector<RunSummary> Store::list(const ListFilter& f) {
@@ -424,7 +492,7 @@ std::optional<std::string> Store::resolve_run(const std::string& ref) {
   return r[0][0];
 }
 
-std::vector<HistoryPoint> Store::history(const HistoryFilter& f) {
+History Store::history(const HistoryFilter& f) {
   static const std::map<std::string, std::string> columns = {
       {"flop_per_s", "m.flop_per_s"}, {"flop_per_j", "m.flop_per_j"}, {"median_s", "m.median_s"},
       {"energy_j", "m.energy_j"}};
@@ -432,11 +500,30 @@ std::vector<HistoryPoint> Store::history(const HistoryFilter& f) {
   if (col == columns.end())
     throw InputError("METRIC " + f.metric, "is not a stored metric",
                      "pass one of flop_per_s, flop_per_j, median_s, energy_j");
-  std::string sql =
-      "SELECT r.run_id, r.started_utc, r.git_revision, COALESCE(mc.label, mc.machine_id), m.config_key, m.label, "
-      "m.backend, " + col->second +
-      " FROM measurements m JOIN runs r ON r.run_id = m.run_id JOIN machines mc ON mc.machine_id = r.machine_id "
-      "WHERE " + col->second + " IS NOT NULL AND m.skipped IS NULL";
+  History h;
+  // The runs first, oldest first (a thousand rows), then the measurements
+  // alone: a join repeated each run's text on every one of its rows.
+  std::string runs_sql =
+      "SELECT r.run_id, r.started_utc, r.git_revision, COALESCE(mc.label, mc.machine_id) FROM runs r JOIN machines mc "
+      "ON mc.machine_id = r.machine_id";
+  std::vector<Value> run_params;
+  if (!f.machine.empty()) {
+    runs_sql += " WHERE mc.machine_id = $1 OR mc.label = $1 OR mc.hostname = $1";
+    run_params.emplace_back(f.machine);
+  }
+  db_->each(runs_sql, run_params, [&](const Row& r) {
+    h.runs.push_back({*r[0], r[1].value_or(""), r[2].value_or(""), r[3].value_or("")});
+  });
+  std::vector<HistoryRun*> by_time;
+  for (auto& r : h.runs) by_time.push_back(&r);
+  std::sort(by_time.begin(), by_time.end(), [](const HistoryRun* a, const HistoryRun* b) {
+    return std::tie(a->started_utc, a->run_id) < std::tie(b->started_utc, b->run_id);
+  });
+  std::unordered_map<std::string, std::size_t> rank;  // run id -> place in time order
+  for (std::size_t i = 0; i < by_time.size(); ++i) rank.emplace(by_time[i]->run_id, i);
+
+  std::string sql = "SELECT m.run_id, m.config_key, m.label, m.backend, " + col->second +
+                    " FROM measurements m WHERE " + col->second + " IS NOT NULL AND m.skipped IS NULL";
   std::vector<Value> params;
   auto param = [&](const std::string& v) {
     params.emplace_back(v);
@@ -444,29 +531,42 @@ std::vector<HistoryPoint> Store::history(const HistoryFilter& f) {
   };
   if (!f.backend.empty()) sql += " AND m.backend = " + param(f.backend);
   if (!f.op.empty()) sql += " AND m.op = " + param(f.op);
-  if (!f.machine.empty()) {
-    const std::string p = param(f.machine);
-    sql += " AND (mc.machine_id = " + p + " OR mc.label = " + p + " OR mc.hostname = " + p + ")";
-  }
-  std::vector<HistoryPoint> out;
-  for (const auto& r : db_->query(sql, params)) {
-    HistoryPoint p;
-    p.run_id = *r[0];
-    p.started_utc = r[1].value_or("");
-    p.git_revision = r[2].value_or("");
-    p.machine = r[3].value_or("");
-    p.config_key = r[4].value_or("");
-    p.label = r[5].value_or("");
-    p.backend = r[6].value_or("");
-    p.value = std::strtod(r[7]->c_str(), nullptr);
-    out.push_back(std::move(p));
-  }
-  // Sorted here rather than by the engine: several times faster on SQLite over 100k points.
-  std::sort(out.begin(), out.end(), [](const HistoryPoint& a, const HistoryPoint& b) {
-    return std::tie(a.config_key, a.backend, a.machine, a.started_utc, a.run_id) <
-           std::tie(b.config_key, b.backend, b.machine, b.started_utc, b.run_id);
+  struct Ranked {
+    std::size_t rank;
+    double value;
+  };
+  std::unordered_map<std::string, std::size_t> series_of;
+  std::vector<std::vector<Ranked>> points;
+  std::string key;
+  db_->each(sql, params, [&](const Row& r) {
+    const auto run = rank.find(*r[0]);
+    if (run == rank.end()) return;  // another machine's run
+    const HistoryRun& hr = *by_time[run->second];
+    key.assign(r[1].value_or("")).append(1, '\0').append(r[3].value_or("")).append(1, '\0').append(hr.machine);
+    auto s = series_of.find(key);
+    if (s == series_of.end()) {
+      s = series_of.emplace(key, h.series.size()).first;
+      h.series.push_back({r[1].value_or(""), r[2].value_or(""), r[3].value_or(""), hr.machine});
+      points.emplace_back();
+    }
+    points[s->second].push_back({run->second, std::strtod(r[4]->c_str(), nullptr)});
   });
-  return out;
+  // Ordered by configuration, backend and machine, each series oldest first.
+  std::vector<std::size_t> order(h.series.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const HistorySeries &x = h.series[a], &y = h.series[b];
+    return std::tie(x.config_key, x.backend, x.machine) < std::tie(y.config_key, y.backend, y.machine);
+  });
+  std::size_t total = 0;
+  for (const auto& v : points) total += v.size();
+  h.points.reserve(total);
+  for (std::size_t k : order) {
+    auto& v = points[k];
+    std::sort(v.begin(), v.end(), [](const Ranked& a, const Ranked& b) { return a.rank < b.rank; });
+    for (const Ranked& p : v) h.points.push_back({by_time[p.rank], &h.series[k], p.value});
+  }
+  return h;
 }
 
 namespace {
@@ -483,7 +583,7 @@ std::string after(const std::string& run_dir) {
 bool record_finished_run(const Run& run, const std::string& run_dir, const RecordOptions& o, std::FILE* err) {
   if (o.no_store) return false;
   Target t;
-  std::string samples;
+  std::vector<SampleRow> samples;
   auto record_in = [&](const Target& target) {
     auto s = Store::open(target, true);
     s->record(run, o.tags, samples);
@@ -492,7 +592,7 @@ bool record_finished_run(const Run& run, const std::string& run_dir, const Recor
     t = resolve(o.store);
     if (o.samples) {
       std::ifstream f(fs::path(run_dir) / "samples.csv", std::ios::binary);
-      samples.assign(std::istreambuf_iterator<char>(f), {});
+      samples = parse_samples_csv(std::string(std::istreambuf_iterator<char>(f), {}));
     }
     try {
       record_in(t);

@@ -3,6 +3,7 @@
 // run model (harness/output/run_model.h) and nothing else of the harness.
 #pragma once
 #include <cstdio>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,12 +50,36 @@ struct ListFilter {
   std::string tag;
 };
 
+// A history's points share their run's and their series' text: 90,000 points
+// of 1,000 runs spent most of `history`'s time copying and comparing it.
+struct HistoryRun {
+  std::string run_id, started_utc, git_revision, machine;
+};
+struct HistorySeries {
+  std::string config_key, label, backend, machine;
+};
 // One point of a history series: a metric of one configuration in one run.
 struct HistoryPoint {
-  std::string run_id, started_utc, git_revision, machine;
-  std::string config_key, label, backend;
+  const HistoryRun* run = nullptr;
+  const HistorySeries* series = nullptr;
   double value = 0;
 };
+struct History {
+  std::deque<HistoryRun> runs;  // deques: the points point into them
+  std::deque<HistorySeries> series;
+  std::vector<HistoryPoint> points;
+};
+
+// One row of samples.csv as the store keeps it: numbers as their text, so a
+// run's samples go from one store to another unchanged.
+struct SampleRow {
+  std::string source_id, t_ns;
+  Value value, unit;
+};
+
+// samples.csv (source_id,t_ns,value,unit; a source id quoted when it holds a
+// comma) as rows; lines without all four fields are left out.
+std::vector<SampleRow> parse_samples_csv(const std::string& csv);
 
 struct HistoryFilter {
   std::string metric;  // flop_per_s | flop_per_j | median_s | energy_j
@@ -71,19 +96,22 @@ class Store {
   int schema_version() const { return version_; }
   const Target& target() const { return target_; }
   // Records one run in one transaction; returns false when the run id is
-  // already there (nothing is changed then). Samples are added when given.
-  bool record(const Run& run, const std::vector<std::string>& tags, const std::string& samples_csv = {});
+  // already there (nothing is changed then). Samples are added when given, in
+  // the same transaction.
+  bool record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples = {});
   bool has_run(const std::string& run_id);
   std::vector<std::string> run_ids();
   std::vector<RunSummary> list(const ListFilter& f);
   // run.json as recorded; nullopt when the id is unknown.
   std::optional<std::string> run_json(const std::string& run_id);
   std::vector<std::string> tags(const std::string& run_id);
+  // The run's stored samples (none unless it was recorded with --store-samples).
+  std::vector<SampleRow> samples(const std::string& run_id);
   // "latest", "previous" (the one before latest), a run id, or a git revision
   // (its newest run); nullopt when nothing matches.
   std::optional<std::string> resolve_run(const std::string& ref);
   // Ordered by configuration, backend, machine, then start time.
-  std::vector<HistoryPoint> history(const HistoryFilter& f);
+  History history(const HistoryFilter& f);
   Db& db() { return *db_; }
 
  private:

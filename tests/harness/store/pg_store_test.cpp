@@ -235,3 +235,94 @@ TEST(PgStore, NewerSchemaIsRefused) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("schema version 99"), std::string::npos) << r.err;
 }
+
+TEST(PgStore, SamplesAreStoredOnlyWithStoreSamples) {
+  REQUIRE_SERVER();
+  const std::string conn = fresh_db("samples");
+  const fs::path d = flopwatt::testing::temp_dir("pg", "samples");
+  auto r = run_command_line(flopwatt::testing::sampled_run(kBin, d / "plain", "--store '" + conn + "'"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = run_command_line(flopwatt::testing::sampled_run(kBin, d / "with", "--store '" + conn + "' --store-samples"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  const long want = flopwatt::testing::samples_csv_rows(d / "with");
+  ASSERT_GT(want, 0) << "the fixture run wrote no samples";
+  auto db = store::open_postgres(conn);
+  EXPECT_EQ(count(*db, "SELECT COUNT(*) FROM runs"), 2);
+  auto s = store::Store::open(store::resolve(conn), false);
+  EXPECT_TRUE(s->samples(flopwatt::testing::run_id_of(d / "plain")).empty());
+  EXPECT_EQ(static_cast<long>(s->samples(flopwatt::testing::run_id_of(d / "with")).size()), want);
+  fs::remove_all(d);
+}
+
+TEST(PgStore, PushCarriesSamplesOnceInTheRunsTransaction) {
+  REQUIRE_SERVER();
+  const std::string conn = fresh_db("pushsamples");
+  const fs::path d = flopwatt::testing::temp_dir("pg", "pushsamples");
+  const fs::path local = d / "local.sqlite3";
+  auto r = run_command_line(flopwatt::testing::sampled_run(kBin, d / "with", "--store " + local.string() + " --store-samples"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = run_command_line(flopwatt::testing::sampled_run(kBin, d / "plain", "--store " + local.string()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string with = flopwatt::testing::run_id_of(d / "with");
+  const long want = flopwatt::testing::samples_csv_rows(d / "with");
+  ASSERT_GT(want, 0);
+  auto l = store::Store::open(store::resolve(local.string()), false);
+  ASSERT_EQ(static_cast<long>(l->samples(with).size()), want);
+  const std::string push = kBin + " store push '" + conn + "' --store " + local.string();
+  r = run_command_line(push);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("pushed 2 run(s)"), std::string::npos) << r.out;
+  auto remote = store::Store::open(store::resolve(conn), false);
+  const auto got = remote->samples(with);
+  ASSERT_EQ(static_cast<long>(got.size()), want);
+  const auto sent = l->samples(with);
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].source_id, sent[i].source_id) << i;
+    EXPECT_EQ(got[i].t_ns, sent[i].t_ns) << i;
+    EXPECT_EQ(std::strtod(got[i].value->c_str(), nullptr), std::strtod(sent[i].value->c_str(), nullptr)) << i;
+    EXPECT_EQ(got[i].unit, sent[i].unit) << i;
+  }
+  EXPECT_TRUE(remote->samples(flopwatt::testing::run_id_of(d / "plain")).empty());
+  // A second push (a retry) sends nothing twice.
+  r = run_command_line(push);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("pushed 0 run(s)"), std::string::npos) << r.out;
+  EXPECT_EQ(count(*store::open_postgres(conn), "SELECT COUNT(*) FROM samples"), want);
+  // A run whose samples the server refuses is not there at all: not its row, not half its samples.
+  auto admin = store::open_postgres(conn);
+  admin->exec("DELETE FROM samples; DELETE FROM energy; DELETE FROM measurements; DELETE FROM run_tags; DELETE FROM runs");
+  admin->exec("ALTER TABLE samples ADD CONSTRAINT refuse_late CHECK (t_ns < " +
+              std::to_string(std::stoll(sent.at(sent.size() / 2).t_ns)) + ")");
+  r = run_command_line(push);
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_EQ(count(*admin, "SELECT COUNT(*) FROM runs WHERE run_id = '" + with + "'"), 0);
+  EXPECT_EQ(count(*admin, "SELECT COUNT(*) FROM samples"), 0);
+  fs::remove_all(d);
+}
+
+TEST(PgStore, WriterRoleRecordsNpuRunsAndFillsTheMachineOnceGranted) {
+  REQUIRE_SERVER();
+  const std::string conn = fresh_db("writerrole");
+  store::Store::open(store::resolve(conn), true);
+  auto admin = store::open_postgres(conn);
+  admin->exec("DROP ROLE IF EXISTS fw_writer");
+  admin->exec("CREATE ROLE fw_writer LOGIN; GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA public TO fw_writer");
+  std::string writer = conn;
+  writer.replace(writer.find("user=flopwatt"), 13, "user=fw_writer");
+  auto s = store::Store::open(store::resolve(writer), true);
+  ASSERT_TRUE(s->record(flopwatt::testing::variant("wr-0", "2026-04-01T00:00:00Z"), {}));
+  const std::string npu = "SELECT COUNT(*) FROM machines WHERE npu_device = '/dev/accel/accel0 (npu4)' AND "
+                          "npu_firmware = '1.5.2.380'";
+  // Without UPDATE on the NPU columns the run is still recorded, the machine left as it was.
+  flopwatt::Run with = flopwatt::testing::variant("wr-1", "2026-04-02T00:00:00Z");
+  flopwatt::testing::add_xdna_backend(with);
+  ASSERT_TRUE(s->record(with, {}));
+  EXPECT_EQ(count(*admin, npu), 0);
+  EXPECT_EQ(count(*admin, "SELECT COUNT(*) FROM runs"), 2);
+  admin->exec("GRANT UPDATE (npu_device, npu_firmware) ON machines TO fw_writer");
+  with.run_id = "wr-2";
+  ASSERT_TRUE(s->record(with, {}));
+  EXPECT_EQ(count(*admin, npu), 1);
+  EXPECT_EQ(count(*admin, "SELECT COUNT(*) FROM machines"), 1);
+}

@@ -312,3 +312,55 @@ TEST(Store, ReportGroupsAFleetByMachineAndSupply) {
   EXPECT_EQ(r.code, 2);
   fs::remove_all(d);
 }
+
+TEST(Store, SamplesAreStoredOnlyWithStoreSamples) {
+  const fs::path d = temp_dir("store", "samples");
+  const fs::path store = d / "s.sqlite3";
+  auto r = run_command_line(flopwatt::testing::sampled_run(kBin, d / "plain", "--store " + store.string()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  r = run_command_line(flopwatt::testing::sampled_run(kBin, d / "with", "--store " + store.string() + " --store-samples"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  const long want = flopwatt::testing::samples_csv_rows(d / "with");
+  ASSERT_GT(want, 0) << "the fixture run wrote no samples";
+  ASSERT_GT(flopwatt::testing::samples_csv_rows(d / "plain"), 0);
+  auto s = flopwatt::store::Store::open(flopwatt::store::resolve(store.string()), false);
+  EXPECT_TRUE(s->samples(flopwatt::testing::run_id_of(d / "plain")).empty());
+  const auto rows = s->samples(flopwatt::testing::run_id_of(d / "with"));
+  EXPECT_EQ(static_cast<long>(rows.size()), want);
+  for (const auto& x : rows) {
+    EXPECT_FALSE(x.source_id.empty());
+    EXPECT_TRUE(x.value && x.unit);
+  }
+  fs::remove_all(d);
+}
+
+TEST(Store, MachineNpuDeviceAndFirmwareComeFromTheRunsBackends) {
+  const fs::path d = temp_dir("store", "npu");
+  const fs::path store = d / "s.sqlite3";
+  // The same machine three times: first without an NPU backend, then with the
+  // device unusable (its note says why), then with the device and its firmware.
+  flopwatt::Run plain = variant("npu-0", "2026-01-01T00:00:00Z");
+  flopwatt::Run absent = variant("npu-1", "2026-01-02T00:00:00Z");
+  absent.context["backends"]["npu:xdna"] = {{"device", "none: no /dev/accel/accel* node"}, {"firmware", "n/a"}};
+  flopwatt::Run with = variant("npu-2", "2026-01-03T00:00:00Z");
+  flopwatt::testing::add_xdna_backend(with);
+  with.context["backends"]["npu:sim-strix"] = {{"device file", "strix.json"}};
+  write_run_dir(plain, d / "a");
+  write_run_dir(absent, d / "b");
+  write_run_dir(with, d / "c");
+  const std::string npu = "SELECT npu_device, npu_firmware FROM machines";
+  for (const char* dir : {"a", "b"}) {
+    ASSERT_EQ(run_command_line(kBin + " store import " + (d / dir).string() + " --store " + store.string()).code, 0);
+    const auto rows = flopwatt::store::open_sqlite(store.string(), false)->query(npu);
+    ASSERT_EQ(rows.size(), 1u) << dir;
+    EXPECT_FALSE(rows[0][0]) << dir << ": " << *rows[0][0];
+    EXPECT_FALSE(rows[0][1]) << dir << ": " << *rows[0][1];
+  }
+  ASSERT_EQ(run_command_line(kBin + " store import " + (d / "c").string() + " --store " + store.string()).code, 0);
+  const auto rows = flopwatt::store::open_sqlite(store.string(), false)->query(npu);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][0].value_or("NULL"), "/dev/accel/accel0 (npu4)");
+  EXPECT_EQ(rows[0][1].value_or("NULL"), "1.5.2.380");
+  fs::remove_all(d);
+}
