@@ -15,7 +15,6 @@
 #include "power/config_error.h"
 #include "power/external_log.h"
 #include "power/power_state.h"
-#include "power/replay.h"
 #include "power/source_watch.h"
 #include "power/source.h"
 #include "power/sysfs.h"
@@ -149,8 +148,7 @@ void print_table(const SourcesOptions& o, const std::string& root, const power::
 }
 
 void run_sources(const SourcesOptions& o, CliState& st) {
-  // A capture is looked at as it moves, not frozen at its first values.
-  const std::string root = power::replay_if_capture(resolve_sysfs_root(o.root), stderr);
+  const std::string root = resolve_sysfs_root(o.root);
   if (!power::is_directory(root))
     throw InputError("--sysfs-root " + root, "no such directory",
                      "pass a directory laid out like / (sys/, dev/, proc/), or unset FLOPWATT_SYSFS_ROOT");
