@@ -43,13 +43,14 @@ TEST(Umockdev, ProbeSeesTheMockedLaptopThroughRealPaths) {
 
 TEST(Umockdev, MovingCounterAtTheRealPathGivesItsPower) {
   require_umockdev();
-  // A writer inside the test bed advances energy_uj at 15 W (15 uJ per us) while the probe samples 1 s.
+  // A writer inside the test bed advances energy_uj at 15 W (15 uJ per us) while the probe samples 1 s;
+  // it is waited for before umockdev-run removes the test bed (a write in flight then made it abort).
   const std::string zone = "$UMOCKDEV_DIR/sys/devices/virtual/powercap/intel-rapl/intel-rapl:0/energy_uj";
   const std::string script =
       "t0=$(date +%s%N); "
       "( while :; do now=$(date +%s%N); echo $(( 123456789 + (now - t0) * 15 / 1000 )) > \"" + zone + ".tmp\"; "
       "mv -f \"" + zone + ".tmp\" \"" + zone + "\"; done ) & w=$!; "
-      "'" FLOPWATT_POWER_PROBE "' --root / --measure 1.0; kill $w";
+      "'" FLOPWATT_POWER_PROBE "' --root / --measure 1.0; s=$?; kill $w; wait $w 2>/dev/null; exit $s";
   const CommandResult r = run_command("umockdev-run -d '" + kDevice + "' -- sh -c '" + [&] {
     std::string s;
     for (char c : script) s += c == '\'' ? std::string("'\\''") : std::string(1, c);
