@@ -7,14 +7,13 @@
 #include "harness/output/version.h"
 #include "harness/run/energy.h"
 #include "harness/run/run_options.h"
+#include "harness/run/run_setup.h"
 #include "power/power_state.h"
 #include "power/supply_track.h"
 
 namespace flopwatt {
 
 namespace {
-constexpr double kSupplyPollS = 1.0;  // as a run polls it: plugging in is a human-scale event
-
 struct Slot {
   std::uint64_t id = 0;  // 0: free
   std::int64_t t0_ns = 0;

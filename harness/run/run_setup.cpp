@@ -19,7 +19,6 @@ namespace flopwatt {
 
 namespace {
 
-constexpr double kSupplyPollS = 1.0;  // an ACPI round trip per poll: slow enough to cost nothing
 
 nlohmann::json power_state_json(const power::PowerState& ps) {
   nlohmann::json bats = nlohmann::json::array();

@@ -17,6 +17,11 @@
 
 namespace flopwatt {
 
+// How often a run (and a flopwatt::Meter) polls the power supply: an ACPI
+// round trip per poll, slow enough to cost nothing; plugging in is a
+// human-scale event, and each judged window polls once more at its end.
+inline constexpr double kSupplyPollS = 1.0;
+
 struct OpenRun {
   std::unique_ptr<EnergyMeter> meter;
   std::unique_ptr<Session> session;
