@@ -35,7 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TOOLS = ["cmake", "ctest", "make", "pkg-config", "git", "bash", "sh", "umockdev-run", "setpriv",
          "/usr/bin/python3", "/usr/share/benchmark/compare.py", "clang++", "runuser",
          "/usr/lib/postgresql/15/bin/initdb", "/usr/lib/postgresql/15/bin/pg_ctl",
-         "/usr/lib/postgresql/15/bin/postgres"]
+         "/usr/lib/postgresql/15/bin/postgres", "dpkg-shlibdeps", "readelf"]
 RUNTIME_FILES = ["/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a"]
 
 # Scripts that are run by hand and never by the tests, with what they need.
