@@ -228,6 +228,66 @@ std::string errno_text(int err) {
   return s + " (" + std::strerror(err) + ")";
 }
 
+std::optional<std::string> link_target_name(const std::string& path) {
+  char buf[4096];
+  const ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+  if (n <= 0) return std::nullopt;
+  std::string t(buf, std::size_t(n));
+  while (t.size() > 1 && t.back() == '/') t.pop_back();
+  const auto slash = t.rfind('/');
+  return slash == std::string::npos ? t : t.substr(slash + 1);
+}
+
+std::optional<std::uint64_t> parse_hex_0x(std::string_view s) {
+  if (s.size() < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || s.size() > 18) return std::nullopt;
+  std::uint64_t v = 0;
+  for (const char c : s.substr(2)) {
+    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (d < 0) return std::nullopt;
+    v = v << 4 | std::uint64_t(d);
+  }
+  return v;
+}
+
+namespace {
+
+std::string_view trim_view(std::string_view v) {
+  while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.remove_prefix(1);
+  while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.remove_suffix(1);
+  return v;
+}
+
+// The value after "key<spaces>:" on the first line of `text` with that key.
+std::optional<std::string_view> colon_value(std::string_view text, std::string_view key) {
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    const auto colon = line.find(':');
+    if (colon != std::string_view::npos && trim_view(line.substr(0, colon)) == key) return trim_view(line.substr(colon + 1));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> cpuinfo_field(const std::string& root, std::string_view key) {
+  const TextRead r = read_text(under_root(root, "/proc/cpuinfo"));
+  if (!r.ok) return std::nullopt;
+  const auto v = colon_value(r.text, key);
+  return v ? std::optional<std::string>(std::string(*v)) : std::nullopt;
+}
+
+std::optional<std::uint64_t> meminfo_bytes(const std::string& root, std::string_view key) {
+  const TextRead r = read_text(under_root(root, "/proc/meminfo"));
+  if (!r.ok) return std::nullopt;
+  const auto v = colon_value(r.text, key);
+  if (!v || v->size() < 3 || v->substr(v->size() - 3) != " kB") return std::nullopt;
+  const auto kib = parse_decimal(trim_view(v->substr(0, v->size() - 3)));
+  if (!kib || *kib > UINT64_MAX / 1024) return std::nullopt;
+  return *kib * 1024;
+}
+
 std::optional<std::uint64_t> parse_decimal(std::string_view s) {
   if (s.empty()) return std::nullopt;
   std::uint64_t v = 0;

@@ -45,6 +45,21 @@ bool is_directory(const std::string& path);
 std::vector<std::string> list_dir(const std::string& path);
 bool natural_less(const std::string& a, const std::string& b);
 
+// The last component of a symlink's target: "amdxdna" for a device's
+// driver -> ../../../bus/pci/drivers/amdxdna; nullopt when not a link.
+std::optional<std::string> link_target_name(const std::string& path);
+
+// "0x1022" -> 0x1022: the 0x form sysfs uses for PCI ids (vendor, device,
+// revision); nullopt without the 0x, with other characters or past 2^64 - 1.
+std::optional<std::uint64_t> parse_hex_0x(std::string_view s);
+
+// /proc/cpuinfo below the root: the value of the first "key<TAB>: value"
+// line (the first CPU's), trimmed; nullopt when no line has that key.
+std::optional<std::string> cpuinfo_field(const std::string& root, std::string_view key);
+// /proc/meminfo below the root: "MemTotal:  16303480 kB" -> bytes; nullopt
+// when absent, not decimal, or in a unit other than kB.
+std::optional<std::uint64_t> meminfo_bytes(const std::string& root, std::string_view key);
+
 // "EACCES (Permission denied)"
 std::string errno_text(int err);
 

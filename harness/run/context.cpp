@@ -7,21 +7,20 @@
 
 #include <cstring>
 #include <ctime>
-#include <fstream>
 
 #include "harness/output/text.h"
 #include "harness/output/version.h"
 #include "power/sysfs.h"
+#include "sysfs/files.h"
 
 namespace flopwatt {
 
 using nlohmann::json;
 
 std::string read_first_line(const std::string& path) {
-  std::ifstream f(path);
-  std::string s;
-  if (f) std::getline(f, s);
-  return s;
+  const auto s = sysfs::read_trimmed(path);
+  if (!s) return "";
+  return s->substr(0, s->find('\n'));
 }
 
 namespace {
@@ -29,14 +28,7 @@ namespace {
 json nullable(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
 std::string cpuinfo_field(const std::string& root, const std::string& key) {
-  std::ifstream f(power::under_root(root, "/proc/cpuinfo"));
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind(key, 0) == 0) {
-      auto c = line.find(':');
-      if (c != std::string::npos) return line.substr(line.find_first_not_of(" \t", c + 1));
-    }
-  return "";
+  return sysfs::cpuinfo_field(root, key).value_or("");
 }
 
 // CPUID leaf 0x40000000 names the hypervisor when the "hypervisor" bit is set.

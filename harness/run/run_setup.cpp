@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <ctime>
-#include <fstream>
 
 #include <fmt/core.h>
 
@@ -14,6 +13,7 @@
 #include "power/power_state.h"
 #include "power/sysfs.h"
 #include "power/temperature.h"
+#include "sysfs/files.h"
 
 namespace flopwatt {
 
@@ -82,12 +82,8 @@ OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& b
   // What a fleet's store tells machines and runs apart by.
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) header.context["hostname"] = store::clean_text(host);
-  if (std::ifstream mi(power::under_root(r.root, "/proc/meminfo")); mi) {
-    std::string key;
-    double kib = 0;
-    while (mi >> key >> kib && key != "MemTotal:") mi.ignore(256, '\n');
-    if (key == "MemTotal:" && kib > 0) header.context["memory_bytes"] = static_cast<std::int64_t>(kib * 1024);
-  }
+  if (const auto mem = sysfs::meminfo_bytes(r.root, "MemTotal"); mem && *mem > 0)
+    header.context["memory_bytes"] = static_cast<std::int64_t>(*mem);
   if (!o.command_line.empty()) header.context["command_line"] = o.command_line;
   if (!o.machine_label.empty()) header.context["machine_label"] = store::clean_text(o.machine_label);
   if (!o.tags.empty()) {

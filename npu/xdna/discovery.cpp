@@ -4,34 +4,19 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "npu/xdna/uapi.h"
+#include "sysfs/files.h"
 
 namespace flopwatt::npu::xdna {
 
-namespace fs = std::filesystem;
-
 namespace {
 
-std::string read_trimmed(const fs::path& p) {
-  std::ifstream in(p);
-  std::string s;
-  std::getline(in, s);
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
-  return s;
-}
+std::string read_trimmed(const std::string& p) { return sysfs::read_trimmed(p).value_or(""); }
 
-std::string link_name(const fs::path& p) {
-  std::error_code ec;
-  const fs::path t = fs::read_symlink(p, ec);
-  return ec ? std::string() : t.filename().string();
-}
-
-fs::path under(const std::string& root, const char* abs) { return fs::path(root) / fs::path(abs).relative_path(); }
+std::string under(const std::string& root, const char* abs) { return sysfs::under_root(root, abs); }
 
 // PCI device ids of the XDNA NPUs the amdxdna driver binds (LX amdxdna_pci_drv.c).
 std::string generation_of(std::uint16_t device, std::uint8_t rev) {
@@ -49,23 +34,21 @@ std::string generation_of(std::uint16_t device, std::uint8_t rev) {
 
 std::vector<NpuPciFunction> scan_pci(const std::string& root) {
   std::vector<NpuPciFunction> v;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(under(root, "/sys/bus/pci/devices"), ec)) {
-    const fs::path d = e.path();
-    if (read_trimmed(d / "vendor") != "0x1022") continue;
-    const std::string dev = read_trimmed(d / "device");
-    const unsigned long id = std::strtoul(dev.c_str(), nullptr, 16);
-    if (id != 0x1502 && id != 0x17f0) continue;
+  const std::string devices = under(root, "/sys/bus/pci/devices");
+  for (const auto& name : sysfs::list_dir(devices)) {
+    const std::string d = sysfs::join_path(devices, name);
+    if (sysfs::parse_hex_0x(read_trimmed(sysfs::join_path(d, "vendor"))) != 0x1022u) continue;
+    const auto id = sysfs::parse_hex_0x(read_trimmed(sysfs::join_path(d, "device")));
+    if (id != 0x1502u && id != 0x17f0u) continue;
     NpuPciFunction f;
-    f.address = d.filename().string();
-    f.device = std::uint16_t(id);
-    f.revision = std::uint8_t(std::strtoul(read_trimmed(d / "revision").c_str(), nullptr, 16));
+    f.address = name;
+    f.device = std::uint16_t(*id);
+    f.revision = std::uint8_t(sysfs::parse_hex_0x(read_trimmed(sysfs::join_path(d, "revision"))).value_or(0));
     f.generation = generation_of(f.device, f.revision);
-    f.driver = link_name(d / "driver");
-    f.firmware_dir = (fs::path("/lib/firmware/amdnpu") / firmware_dir_name(f.device, f.revision)).string();
-    for (const auto& fw : fs::directory_iterator(under(root, f.firmware_dir.c_str()), ec))
-      if (fw.path().filename().string().rfind("npu", 0) == 0) f.firmware_present = true;
-    ec.clear();
+    f.driver = sysfs::link_target_name(sysfs::join_path(d, "driver")).value_or("");
+    f.firmware_dir = "/lib/firmware/amdnpu/" + firmware_dir_name(f.device, f.revision);
+    for (const auto& fw : sysfs::list_dir(under(root, f.firmware_dir.c_str())))
+      if (fw.rfind("npu", 0) == 0) f.firmware_present = true;
     v.push_back(f);
   }
   std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.address < b.address; });
@@ -87,16 +70,13 @@ XdnaDiscovery discover_xdna(const std::string& root, const NodeOpener& open) {
   XdnaDiscovery r;
   r.root = root;
   r.pci = scan_pci(root);
-  std::error_code ec;
-  std::vector<fs::path> paths;
-  for (const auto& e : fs::directory_iterator(under(root, "/dev/accel"), ec))
-    if (e.path().filename().string().rfind("accel", 0) == 0) paths.push_back(e.path());
-  std::sort(paths.begin(), paths.end());
-
-  for (const auto& p : paths) {
+  const std::string accel = under(root, "/dev/accel");
+  for (const auto& name : sysfs::list_dir(accel)) {
+    if (name.rfind("accel", 0) != 0) continue;
     NodeProbe n;
-    n.path = p.string();
-    n.sysfs_driver = link_name(under(root, "/sys/class/accel") / p.filename() / "device" / "driver");
+    n.path = sysfs::join_path(accel, name);
+    n.sysfs_driver =
+        sysfs::link_target_name(under(root, ("/sys/class/accel/" + name + "/device/driver").c_str())).value_or("");
     int err = 0;
     auto api = open(n.path, &err);
     if (!api) {
@@ -162,7 +142,7 @@ XdnaDiscovery discover_xdna(const std::string& root, const NodeOpener& open) {
     return r;
   }
   r.reason = fmt::format("no amdxdna device: no {} node and no AMD NPU PCI function (1022:1502 or 1022:17f0) under {}",
-                         under(root, "/dev/accel").string() + "/accel*", root);
+                         under(root, "/dev/accel") + "/accel*", root);
   r.fix = "run on a Ryzen AI (Phoenix, Hawk Point, Strix, Krackan) machine; the simulated NPU backends npu:sim-* work anywhere";
   return r;
 }

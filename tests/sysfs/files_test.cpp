@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdint>
 
 #include "tests/power/fixture_tree.h"
 #include "tests/sysfs/cpu0_cache_tree.h"
@@ -213,4 +216,38 @@ TEST(Sysfs, CachesOfCpu0ReadBelowTheRoot) {
   EXPECT_NE(problem.find("cache/index2/size: size '1280 KB' is not a cache size"), std::string::npos) << problem;
 
   EXPECT_TRUE(cpu0_caches(t.path("nothing")).empty());
+}
+
+TEST(Sysfs, PciIdsOnlyInTheirHexForm) {
+  EXPECT_EQ(parse_hex_0x("0x1022"), 0x1022u);
+  EXPECT_EQ(parse_hex_0x("0x17F0"), 0x17f0u);
+  EXPECT_EQ(parse_hex_0x("0xffffffffffffffff"), UINT64_MAX);
+  for (const char* bad : {"1022", "0x", "0x10g2", " 0x10", "0x1ffffffffffffffff", "", "-0x1"})
+    EXPECT_FALSE(parse_hex_0x(bad)) << bad;
+}
+
+TEST(Sysfs, LinkTargetNameIsTheLastComponent) {
+  FixtureTree d;
+  const std::string link = d.path("driver");
+  ASSERT_EQ(::symlink("../../../bus/pci/drivers/amdxdna", link.c_str()), 0);
+  EXPECT_EQ(link_target_name(link), "amdxdna");
+  d.write("plain", "x");
+  EXPECT_FALSE(link_target_name(d.path("plain")));
+  EXPECT_FALSE(link_target_name(d.path("absent")));
+}
+
+TEST(Sysfs, CpuinfoAndMeminfoReadBelowTheRoot) {
+  FixtureTree d;
+  d.write("proc/cpuinfo",
+        "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD Ryzen 7 7840U w/ Radeon 780M Graphics\n"
+        "flags\t\t: fpu avx512f\n\nprocessor\t: 1\nmodel name\t: other\n");
+  d.write("proc/meminfo", "MemTotal:       32002116 kB\nMemFree:         1000 kB\nHugepagesize:    2048 kB\n"
+                                  "Odd:             12 MB\n");
+  EXPECT_EQ(cpuinfo_field(d.root(), "model name"), "AMD Ryzen 7 7840U w/ Radeon 780M Graphics");
+  EXPECT_EQ(cpuinfo_field(d.root(), "flags"), "fpu avx512f");
+  EXPECT_FALSE(cpuinfo_field(d.root(), "model"));  // a key is matched whole, not as a prefix
+  EXPECT_EQ(meminfo_bytes(d.root(), "MemTotal"), 32002116ull * 1024);
+  EXPECT_FALSE(meminfo_bytes(d.root(), "Odd"));
+  EXPECT_FALSE(meminfo_bytes(d.root(), "SwapTotal"));
+  EXPECT_FALSE(cpuinfo_field(d.path("nowhere"), "model name"));
 }
