@@ -10,6 +10,7 @@
 #include "harness/run/run_setup.h"
 #include "power/power_state.h"
 #include "power/supply_track.h"
+#include "window_result.h"
 
 namespace flopwatt {
 
@@ -44,7 +45,7 @@ Meter::Meter(const MeterOptions& o) : impl_(std::make_unique<Impl>()) {
   p.idle_s = 0;  // a library user's windows are gross; net figures need a quiet machine we cannot promise
   impl_->root = resolve_sysfs_root(o.sysfs_root);
   impl_->energy = std::make_unique<EnergyMeter>(p);
-  for (const auto& s : impl_->energy->status()) impl_->domains[s.id] = s.domain;
+  impl_->domains = source_domains(*impl_->energy);
   if (power::read_power_state(impl_->root)) {
     impl_->supply = std::make_unique<power::SupplyMonitor>(impl_->root, kSupplyPollS);
     impl_->supply->start();
@@ -102,50 +103,11 @@ WindowResult Meter::end(Window w, double flop) {
     s.id = 0;
     impl_->free.push_back(w.slot);
   }
-  r.duration_s = double(t1 - t0) * 1e-9;
-  r.flop = flop;
-  if (flop > 0 && r.duration_s > 0) r.flop_per_s = flop / r.duration_s;
-  if (!impl_->energy->active()) {
-    r.headline_why = "no power source is sampled (`flopwatt sources` says why)";
-    return r;
-  }
-  // The same two steps as every row of `flopwatt run`: the energy per source
-  // over the window, then the one judgement (power::figure_usability and
-  // power::choose_headline) through judge_window.
-  Measurement m;
-  m.energy = impl_->energy->window(t0, t1, flop, /*net=*/false, /*wait_all=*/false);
-  impl_->energy->judge(m, t0, t1);
-  if (impl_->supply) {
-    const power::SupplyTrack track = impl_->supply->track();
-    if (track.changed_during(t0, t1)) {
-      r.supply = "changed";
-      r.notes.push_back("the power supply changed during the window: its sources read two states");
-    } else {
-      r.supply = impl_->energy->supply_name(t0, t1);
-    }
-  }
-  for (const auto& [id, f] : m.energy) {
-    SourceFigure s;
-    s.id = id;
-    if (auto it = impl_->domains.find(id); it != impl_->domains.end()) s.domain = it->second;
-    s.energy_j = f.j;
-    s.avg_power_w = f.avg_power_w;
-    s.flop_per_j = f.flop_per_j;
-    s.low_confidence = f.confidence == "low";
-    s.why_low = f.why_low;
-    s.gap = f.gap;
-    if (f.gap) r.notes.push_back(id + " was gone for part of the window: no figure from it");
-    r.sources.push_back(std::move(s));
-  }
-  r.headline = m.headline_source;
-  r.headline_why = m.headline_why.value_or("");
-  if (r.headline) {
-    const EnergyFigures& f = m.energy.at(*r.headline);
-    r.energy_j = f.j;
-    r.avg_power_w = f.avg_power_w;
-    r.flop_per_j = f.flop_per_j;
-  }
-  return r;
+  // The same judgement as every row of `flopwatt run`, and the same path as
+  // flopwatt_bench's loops (window_result.h).
+  WindowResult judged = window_result(*impl_->energy, impl_->supply.get(), impl_->domains, {t0, t1, flop, false});
+  judged.name = std::move(r.name);
+  return judged;
 }
 
 }  // namespace flopwatt

@@ -5,6 +5,7 @@
 // counters, so the edges are taken inside the benchmark function.)
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -36,12 +37,11 @@ struct EnergyOptions {
   // starts charging reports the power going in).
   power::SupplyMonitor* supply = nullptr;
 };
-inline constexpr const char* kSupplyChanged = "supply_changed";
 
 class EnergyWindow {
  public:
   // meter may be null or inactive: then only FLOP/s is reported.
-  EnergyWindow(EnergyMeter* meter, EnergyOptions o) : meter_(meter), o_(o) {}
+  EnergyWindow(EnergyMeter* meter, EnergyOptions o);
   void start();
   // Sets FLOP/s and, with a sampling meter, the energy counters of the headline source.
   void stop(benchmark::State& st, double flop_per_iter);
@@ -54,6 +54,7 @@ class EnergyWindow {
  private:
   EnergyMeter* meter_;
   EnergyOptions o_;
+  std::map<std::string, std::string> domains_;
   std::int64_t t0_ = 0;
 };
 

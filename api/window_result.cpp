@@ -1,0 +1,65 @@
+#include "window_result.h"
+
+#include <optional>
+
+namespace flopwatt {
+
+std::map<std::string, std::string> source_domains(const EnergyMeter& energy) {
+  std::map<std::string, std::string> d;
+  for (const auto& s : energy.status()) d[s.id] = s.domain;
+  return d;
+}
+
+WindowResult window_result(EnergyMeter& energy, power::SupplyMonitor* supply,
+                           const std::map<std::string, std::string>& domains, const WindowSpan& span) {
+  WindowResult r;
+  r.duration_s = double(span.t1_ns - span.t0_ns) * 1e-9;
+  r.flop = span.flop;
+  if (span.flop > 0 && r.duration_s > 0) r.flop_per_s = span.flop / r.duration_s;
+  if (!energy.active()) {
+    r.headline_why = "no power source is sampled (`flopwatt sources` says why)";
+    return r;
+  }
+  Measurement m;
+  m.energy = energy.window(span.t0_ns, span.t1_ns, span.flop, /*net=*/false, span.wait_all);
+  // One copy of the supply's track serves the judgement, the change check and
+  // the state's name. Polled after t1, so the window's end is covered.
+  std::optional<power::SupplyTrack> track;
+  if (supply) {
+    supply->poll_now();
+    track = supply->track();
+  }
+  judge_window(m, energy, track ? &*track : nullptr, span.t0_ns, span.t1_ns);
+  if (track) {
+    if (track->changed_during(span.t0_ns, span.t1_ns)) {
+      r.supply = "changed";
+      r.notes.push_back("the power supply changed during the window: its sources read two states");
+    } else if (const power::Supply s = track->supply_over(span.t0_ns, span.t1_ns); s != power::Supply::Unknown) {
+      r.supply = power::to_string(s);
+    }
+  }
+  for (const auto& [id, f] : m.energy) {
+    SourceFigure s;
+    s.id = id;
+    if (auto it = domains.find(id); it != domains.end()) s.domain = it->second;
+    s.energy_j = f.j;
+    s.avg_power_w = f.avg_power_w;
+    s.flop_per_j = f.flop_per_j;
+    s.low_confidence = f.confidence == "low";
+    s.why_low = f.why_low;
+    s.gap = f.gap;
+    if (f.gap) r.notes.push_back(id + " was gone for part of the window: no figure from it");
+    r.sources.push_back(std::move(s));
+  }
+  r.headline = m.headline_source;
+  r.headline_why = m.headline_why.value_or("");
+  if (r.headline) {
+    const EnergyFigures& f = m.energy.at(*r.headline);
+    r.energy_j = f.j;
+    r.avg_power_w = f.avg_power_w;
+    r.flop_per_j = f.flop_per_j;
+  }
+  return r;
+}
+
+}  // namespace flopwatt
