@@ -402,4 +402,131 @@ std::string comparison_markdown(const json& c) {
   return os.str();
 }
 
+namespace {
+
+struct PaperFigure {
+  const char* id;
+  const char* what;
+  double paper_lo, paper_hi;
+};
+// The figures as the paper's abstract and results state them.
+constexpr PaperFigure kPaper[] = {
+    {"gemm_speedup_mains", "GEMM FLOP/s, NPU over CPU, per GPT-2 GEMM, on mains", 2.8, 3.1},
+    {"step_speedup_mains", "training step FLOP/s, NPU over CPU, on mains", 1.7, 1.7},
+    {"step_speedup_battery", "training step FLOP/s, NPU over CPU, on battery", 1.2, 1.2},
+    {"step_flop_per_j_battery", "training step FLOP/J, NPU over CPU, on battery", 1.4, 1.4},
+};
+
+bool is_npu(const json& r) { return r["backend"].get<std::string>().rfind("npu:", 0) == 0; }
+
+const json* llmc_speedup(const json& r, const char* state) {
+  const json& sp = at_path(r, {state, "speedup"});
+  if (!sp.is_object() || sp["baseline"] != "cpu:llmc") return nullptr;
+  return &sp;
+}
+
+}  // namespace
+
+json paper_figures(const json& c) {
+  json out;
+  out["reference"] = "Rösti & Franz (2025), arXiv 2504.03083: GPT-2 124M fine-tuning in llm.c, GEMMs on the AMD "
+                     "XDNA NPU against llm.c's own CPU matmul";
+  out["cpu_baseline"] = "cpu:llmc";
+  std::string npu;
+  bool simulated = false;
+  std::vector<double> gemm;
+  double cpu_s = 0, npu_s = 0;  // over the GEMM rows both backends ran on mains: time per FLOP summed
+  json step[2], step_fpj;
+  for (const auto& r : c.at("rows")) {
+    if (r["workload"] != "gpt2" || !is_npu(r)) continue;
+    if (npu.empty()) {
+      npu = r["backend"].get<std::string>();
+      simulated = r["simulated"].get<bool>();
+    }
+    if (r["backend"] != npu) continue;
+    if (r["op"] == "step") {
+      for (int s = 0; s < 2; ++s)
+        if (const json* sp = llmc_speedup(r, kStates[s]); sp && (*sp)["flop_per_s"].is_number())
+          step[s] = (*sp)["flop_per_s"];
+      if (const json* sp = llmc_speedup(r, "battery"); sp && (*sp)["flop_per_j"].is_number()) step_fpj = (*sp)["flop_per_j"];
+      continue;
+    }
+    const json* sp = llmc_speedup(r, "mains");
+    if (r["shape"].is_null() || !sp || !(*sp)["flop_per_s"].is_number()) continue;
+    const double x = (*sp)["flop_per_s"].get<double>(), fps = at_path(r, {"mains", "flop_per_s"}).get<double>();
+    const double flop = r["flop"].get<double>();
+    gemm.push_back(x);
+    npu_s += flop / fps;
+    cpu_s += flop / (fps / x);
+  }
+  out["npu"] = npu.empty() ? json(nullptr) : json(npu);
+  out["npu_simulated"] = simulated;
+  json figs = json::array();
+  for (const auto& p : kPaper) {
+    json f = {{"id", p.id}, {"what", p.what}, {"paper", p.paper_lo == p.paper_hi ? json(p.paper_lo) : json({p.paper_lo, p.paper_hi})},
+              {"here", nullptr}, {"why_missing", nullptr}};
+    const std::string id = p.id;
+    const bool battery = id.find("battery") != std::string::npos;
+    if (npu.empty()) {
+      f["why_missing"] = "no GPT-2 run with the GEMMs on an NPU backend (npu:xdna or npu:sim-*)";
+    } else if (id == "gemm_speedup_mains") {
+      if (gemm.empty()) {
+        f["why_missing"] = "no GPT-2 GEMM row of cpu:llmc and " + npu + " both on mains";
+      } else {
+        f["here"] = {{"min", *std::min_element(gemm.begin(), gemm.end())},
+                     {"max", *std::max_element(gemm.begin(), gemm.end())},
+                     {"all_gemms", cpu_s / npu_s},
+                     {"rows", gemm.size()}};
+      }
+    } else if (id == "step_flop_per_j_battery") {
+      f["here"] = step_fpj;
+      if (step_fpj.is_null())
+        f["why_missing"] = step[1].is_null() ? "no battery phase with both cpu:llmc and " + npu
+                                             : std::string("no FLOP/J from one source for both runs on battery");
+    } else {
+      f["here"] = step[battery ? 1 : 0];
+      if (f["here"].is_null())
+        f["why_missing"] = std::string("no ") + (battery ? "battery" : "mains") + " phase with both cpu:llmc and " + npu;
+    }
+    if (simulated && !f["here"].is_null())
+      f["note"] = battery ? "NPU time and energy modelled; the CPU's share measured on battery"
+                          : "NPU time modelled; the CPU's share measured";
+    figs.push_back(f);
+  }
+  out["figures"] = figs;
+  return out;
+}
+
+std::string paper_markdown(const json& f) {
+  auto x = [](const json& v) { return v.is_number() ? fmt::format("{:.2f}x", v.get<double>()) : std::string("-"); };
+  std::ostringstream os;
+  os << "Rösti & Franz (2025) side by side: " << f["cpu_baseline"].get<std::string>() << " against "
+     << (f["npu"].is_string() ? f["npu"].get<std::string>() + (f["npu_simulated"].get<bool>() ? " (simulated)" : "")
+                              : std::string("no NPU run"))
+     << "\n\n| figure | paper | here | |\n|---|---|---|---|\n";
+  for (const auto& r : f["figures"]) {
+    const json& p = r["paper"];
+    const std::string paper = p.is_array() ? fmt::format("{:.1f}-{:.1f}x", p[0].get<double>(), p[1].get<double>())
+                                           : fmt::format("{:.1f}x", p.get<double>());
+    std::string here = "-";
+    const json& h = r["here"];
+    if (h.is_object())
+      here = fmt::format("{:.2f}-{:.2f}x ({} GEMMs; {:.2f}x over all)", h["min"].get<double>(), h["max"].get<double>(),
+                         h["rows"].get<std::size_t>(), h["all_gemms"].get<double>());
+    else if (h.is_number())
+      here = x(h);
+    const std::string why = r["why_missing"].is_string() ? r["why_missing"].get<std::string>()
+                            : r.contains("note")        ? r["note"].get<std::string>()
+                                                        : "";
+    os << "| " << r["what"].get<std::string>() << " | " << paper << " | " << here << " | " << why << " |\n";
+  }
+  return os.str();
+}
+
+std::optional<std::string> run_supply_state(const Run& run) {
+  const json& c = run.context;
+  if (c.contains("ac_online") && c["ac_online"].is_boolean()) return c["ac_online"].get<bool>() ? "mains" : "battery";
+  return std::nullopt;
+}
+
 }  // namespace flopwatt

@@ -76,4 +76,16 @@ nlohmann::json compare_mains_battery(const std::vector<LoadedRun>& mains, const 
 std::string comparison_csv(const nlohmann::json& comparison);
 std::string comparison_markdown(const nlohmann::json& comparison);
 
+// Rösti & Franz (2025, arXiv 2504.03083)'s four headline figures, taken the
+// same way from a comparison of GPT-2 runs with the GEMMs on llm.c's CPU matmul
+// (cpu:llmc) and on an NPU backend (the device, or a simulator, labelled):
+// GEMM speedup per GPT-2 GEMM on mains (paper: 2.8-3.1x), training-step
+// speedup on mains (1.7x) and on battery (1.2x), step FLOP/J ratio on battery
+// (1.4x). A figure the comparison cannot give is null with the reason.
+nlohmann::json paper_figures(const nlohmann::json& comparison);
+std::string paper_markdown(const nlohmann::json& figures);
+// "mains" or "battery" from a run's context at its start (ac_online, else the
+// battery's status); nullopt on a machine without a power supply class.
+std::optional<std::string> run_supply_state(const Run& run);
+
 }  // namespace flopwatt

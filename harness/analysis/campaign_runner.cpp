@@ -371,6 +371,7 @@ int run_mains_vs_battery(const CampaignOptions& a) {
   const Phase& pb = state1 == "mains" ? p2 : p1;
   json cmp = compare_mains_battery(pm.runs, pb.runs, ComparisonOptions{a.baseline});
   cmp["suite"] = a.suite;
+  if (a.suite == "paper") cmp["paper"] = paper_figures(cmp);
   cmp["valid"] = {{"mains", pm.valid}, {"battery", pb.valid}};
   cmp["invalid_reasons"] = {{"mains", pm.invalid_reasons}, {"battery", pb.invalid_reasons}};
   c.rec.out->replace("comparison.json", cmp.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
@@ -380,6 +381,7 @@ int run_mains_vs_battery(const CampaignOptions& a) {
   c.rec.save();
 
   fmt::print("\nmains vs battery ({}):\n{}\n", a.suite, comparison_markdown(cmp));
+  if (cmp.contains("paper")) fmt::print("{}\n", paper_markdown(cmp["paper"]));
   for (const Phase* p : {&pm, &pb})
     if (!p->valid)
       fmt::print(stderr, "flopwatt: phase on {} is invalid ({}); its figures are in the comparison but flagged\n",

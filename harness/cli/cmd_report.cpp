@@ -7,6 +7,7 @@
 
 #include "harness/cli/commands.h"
 #include "harness/analysis/bench_compare.h"
+#include "harness/analysis/campaign.h"
 #include "harness/analysis/report.h"
 #include "harness/output/safe_file.h"
 #include "harness/output/text.h"
@@ -23,6 +24,7 @@ struct ReportArgs {
   std::string baseline;
   std::string out;
   bool across_backends = false;
+  bool paper = false;
   double alpha = kUTestAlpha;
   // A fleet from the results store: the newest run of each group side by side.
   std::string store, group_by;
@@ -35,10 +37,9 @@ std::string group_of(const store::RunSummary& s, const Run& run, const std::vect
   std::vector<std::string> parts;
   for (const auto& k : keys) {
     if (k == "machine") parts.push_back(s.machine_label.empty() ? s.machine_id : s.machine_label);
-    else if (k == "supply") {
-      const auto ac = run.context.find("ac_online");
-      parts.push_back(ac == run.context.end() || !ac->is_boolean() ? "unknown" : ac->get<bool>() ? "mains" : "battery");
-    } else if (k == "command") {
+    else if (k == "supply")
+      parts.push_back(run_supply_state(run).value_or("unknown"));
+    else if (k == "command") {
       parts.push_back(s.command);
     }
   }
@@ -110,6 +111,37 @@ int run_bench_compare(const ReportArgs& a) {
   return 0;
 }
 
+// --paper: the runs sorted by the supply each started on, compared as a
+// campaign compares its two phases (cpu:llmc the baseline, as in the study),
+// and the study's four figures next to these.
+int run_paper(const ReportArgs& a, const std::vector<LoadedRun>& runs) {
+  if (!a.baseline.empty() || a.across_backends)
+    throw InputError(!a.baseline.empty() ? "--baseline" : "--across-backends", "does not apply with --paper",
+                     "drop it: --paper compares every backend with cpu:llmc, as the study did");
+  if (a.format != "md" && a.format != "markdown" && a.format != "json")
+    throw InputError("--format " + a.format, "not a format of --paper", "use md or json");
+  std::vector<LoadedRun> mains, battery;
+  std::size_t assumed = 0;
+  for (const auto& r : runs) {
+    const auto state = run_supply_state(r.run);
+    assumed += state ? 0 : 1;
+    (state == "battery" ? battery : mains).push_back(r);
+  }
+  nlohmann::json f = paper_figures(compare_mains_battery(mains, battery, ComparisonOptions{"cpu:llmc"}));
+  f["runs"] = {{"mains", mains.size()}, {"battery", battery.size()}};
+  if (assumed)
+    f["assumed_mains"] = std::to_string(assumed) + " run(s) from a machine without a power supply class (a desktop or "
+                         "a virtual machine) are counted as on mains";
+  if (a.format == "json") {
+    write_text(a, f.dump(2) + "\n");
+  } else {
+    std::string md = paper_markdown(f);
+    if (assumed) md += "\n" + f["assumed_mains"].get<std::string>() + ".\n";
+    write_text(a, md);
+  }
+  return 0;
+}
+
 int run_report(ReportArgs& a) {
   if (!a.store.empty() || !a.group_by.empty()) {
     if (!a.dirs.empty())
@@ -140,6 +172,7 @@ int run_report(ReportArgs& a) {
   for (std::size_t i = 0; i < runs.size(); ++i)
     for (std::size_t j = i + 1, k = 2; j < runs.size(); ++j)
       if (runs[j].label == runs[i].label) runs[j].label += "#" + std::to_string(k++);
+  if (a.paper) return run_paper(a, runs);
   ReportOptions o;
   o.baseline = find_baseline(runs, a.baseline);
   o.across_backends = a.across_backends;
@@ -162,6 +195,9 @@ void register_report(CLI::App& app, CliState& st) {
   cmd->add_option("--format", a->format, "md (default) | csv | json");
   cmd->add_option("--baseline", a->baseline, "Run the ratios are relative to: its number (1..) or label (default 1)");
   cmd->add_option("--out", a->out, "Write to this file instead of stdout");
+  cmd->add_flag("--paper", a->paper,
+                "Rösti & Franz (2025)'s four figures from these GPT-2 runs (cpu:llmc and an NPU backend; on mains and "
+                "on battery, told apart by each run's supply), next to the paper's");
   cmd->add_flag("--across-backends", a->across_backends,
                 "Line up configurations whatever their backend (runs of one backend each, e.g. run gpt2 per "
                 "--gemm-backend): the ratios become backend speedups");

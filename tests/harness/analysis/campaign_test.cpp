@@ -212,6 +212,72 @@ TEST(Campaign, ComparisonRatiosSpeedupsAndSources) {
   EXPECT_NE(comparison_markdown(c).find("4x vs cpu:llmc"), std::string::npos) << comparison_markdown(c);
 }
 
+// The study's four figures from GPT-2 runs: two GEMMs and the step on
+// llm.c's matmul and on a simulated NPU, on mains and on battery.
+TEST(Campaign, PaperFiguresFromGpt2RunsOnBothSupplies) {
+  auto gpt2 = [](Measurement m, const std::string& op, const char* pass) {
+    m.workload = "gpt2";
+    m.op = op;
+    m.pass = pass ? std::optional<std::string>(pass) : std::nullopt;
+    if (op == "step") m.shape.reset();
+    return m;
+  };
+  auto rows = [&](double qkv_llmc, double qkv_npu, double fc_llmc, double fc_npu, double step_llmc, double step_npu) {
+    std::vector<Measurement> v = {gpt2(gemm_row("", "cpu:llmc", qkv_llmc), "qkv", "fwd"),
+                                  gpt2(gemm_row("", "npu:sim-phoenix", qkv_npu), "qkv", "fwd"),
+                                  gpt2(gemm_row("", "cpu:llmc", fc_llmc), "fc", "bwd"),
+                                  gpt2(gemm_row("", "npu:sim-phoenix", fc_npu), "fc", "bwd"),
+                                  gpt2(gemm_row("", "cpu:llmc", step_llmc), "step", nullptr),
+                                  gpt2(gemm_row("", "npu:sim-phoenix", step_npu), "step", nullptr),
+                                  gpt2(gemm_row("", "cpu:llmc", 1e-3), "attn", "fwd")};  // no shape: not a GEMM
+    for (auto& m : v) m.simulated = m.backend.rfind("npu:", 0) == 0;
+    v[1].energy = {{"battery:BAT0", energy(1e9, 4)}};
+    return v;
+  };
+  LoadedRun mains{"mains", "m", laptop_run(true)}, battery{"battery", "b", laptop_run(false)};
+  mains.run.measurements = rows(3e-3, 1e-3, 6e-3, 2.5e-3, 2.0, 1.25);
+  battery.run.measurements = rows(4e-3, 1e-3, 8e-3, 2e-3, 3.0, 2.0);
+  battery.run.measurements[4].energy = {{"battery:BAT0", energy(2e9, 10)}};
+  battery.run.measurements[5].energy = {{"battery:BAT0", energy(3e9, 12)}};
+  const json f = paper_figures(compare_mains_battery({mains}, {battery}, {}));
+  EXPECT_EQ(f["npu"], "npu:sim-phoenix");
+  EXPECT_TRUE(f["npu_simulated"].get<bool>());
+  ASSERT_EQ(f["figures"].size(), 4u);
+  const json& g = f["figures"][0];
+  EXPECT_EQ(g["id"], "gemm_speedup_mains");
+  EXPECT_EQ(g["paper"], json({2.8, 3.1}));
+  EXPECT_EQ(g["here"]["rows"], 2);
+  EXPECT_NEAR(g["here"]["min"].get<double>(), 2.4, 1e-9);
+  EXPECT_NEAR(g["here"]["max"].get<double>(), 3.0, 1e-9);
+  // Over all GEMMs: the time per FLOP summed, (3 + 6) / (1 + 2.5) ms for equal FLOP.
+  EXPECT_NEAR(g["here"]["all_gemms"].get<double>(), 9.0 / 3.5, 1e-9);
+  EXPECT_NEAR(f["figures"][1]["here"].get<double>(), 1.6, 1e-9);
+  EXPECT_NEAR(f["figures"][2]["here"].get<double>(), 1.5, 1e-9);
+  EXPECT_NEAR(f["figures"][3]["here"].get<double>(), 1.5, 1e-9);
+  EXPECT_EQ(f["figures"][3]["paper"], 1.4);
+  const std::string md = paper_markdown(f);
+  EXPECT_NE(md.find("| 2.8-3.1x | 2.40-3.00x (2 GEMMs; 2.57x over all)"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1.7x | 1.60x |"), std::string::npos) << md;
+
+  // Without a battery phase the battery figures say why they are missing.
+  const json m = paper_figures(compare_mains_battery({mains}, {}, {}));
+  EXPECT_TRUE(m["figures"][2]["here"].is_null());
+  EXPECT_NE(m["figures"][2]["why_missing"].get<std::string>().find("no battery phase"), std::string::npos);
+  EXPECT_NEAR(m["figures"][1]["here"].get<double>(), 1.6, 1e-9);
+  // And a comparison without an NPU run has no figures at all.
+  LoadedRun cpu_only{"mains", "m", laptop_run(true)};
+  cpu_only.run.measurements = {mains.run.measurements[0]};
+  const json n = paper_figures(compare_mains_battery({cpu_only}, {}, {}));
+  EXPECT_TRUE(n["npu"].is_null());
+  EXPECT_NE(n["figures"][0]["why_missing"].get<std::string>().find("no GPT-2 run"), std::string::npos);
+}
+
+TEST(Campaign, RunSupplyStateIsTheContextsAtTheStart) {
+  EXPECT_EQ(run_supply_state(laptop_run(true)), "mains");
+  EXPECT_EQ(run_supply_state(laptop_run(false)), "battery");
+  EXPECT_FALSE(run_supply_state(flopwatt::Run{}));
+}
+
 TEST(Campaign, DifferentEnergySourcesAreNeverDivided) {
   // A simulated NPU's modelled energy and a battery gauge measure different things.
   LoadedRun mains{"mains", "m", laptop_run(true)}, battery{"battery", "b", laptop_run(false)};

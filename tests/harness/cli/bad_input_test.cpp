@@ -194,6 +194,8 @@ const std::vector<Row> kRows = {
     {"report {S}/good-run --baseline nope", "--baseline"},
     {"report {S}/good-run --out {S}/missing-dir/r.md", "--out"},
     {"report {S}/good-run --out {S}/dir", "--out"},
+    {"report {S}/good-run --paper --format csv", "--format"},
+    {"report {S}/good-run --paper --baseline 1", "--baseline"},
     {"plot {S}/missing", "missing"},
     {"plot {S}/empty-dir", "empty-dir"},
     {"plot {S}/loop-run", "run.json"},
