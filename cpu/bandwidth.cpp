@@ -1,6 +1,7 @@
 #include "cpu/bandwidth.h"
 
 #include <omp.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #if defined(__SSE__)
 #include <immintrin.h>
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <new>
 #include <numeric>
 
 #include "sysfs/files.h"
@@ -92,6 +94,19 @@ double quantile(std::vector<double> v, double q) {
 }
 
 }  // namespace
+
+template <typename T>
+T* HugePageAllocator<T>::allocate(std::size_t n) {
+  constexpr std::size_t kHuge = std::size_t(2) << 20;
+  const std::size_t bytes = std::max<std::size_t>(n, 1) * sizeof(T);
+  const std::size_t align = bytes >= kHuge ? kHuge : 64;
+  void* p = std::aligned_alloc(align, (bytes + align - 1) / align * align);
+  if (!p) throw std::bad_alloc();
+  if (align == kHuge) madvise(p, (bytes + align - 1) / align * align, MADV_HUGEPAGE);
+  return static_cast<T*>(p);
+}
+template struct HugePageAllocator<float>;
+template struct HugePageAllocator<std::uint16_t>;
 
 std::vector<CacheLevel> cache_topology(const std::string& root) {
   std::vector<CacheLevel> out;

@@ -11,6 +11,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -68,9 +69,27 @@ int stream_footprint_per_element(Stream s);
 // The arrays of one thread's stream, n elements each: a always; b, c, d (fp32)
 // and h (bf16 bits) only for the streams that use them (the others stay empty,
 // so a DRAM-sized read allocates one array, not five).
+// Arrays of 2 MiB and more are 2 MiB aligned and advised for transparent huge
+// pages, as the GPT-2 arenas are (workloads/gpt2/model.cpp): the ceiling is
+// measured on the memory the kernels stream, and 4 KiB pages cost a TLB miss
+// per page (a nested page walk in a virtual machine) that huge pages do not.
+template <typename T>
+struct HugePageAllocator {
+  using value_type = T;
+  HugePageAllocator() = default;
+  template <typename U>
+  HugePageAllocator(const HugePageAllocator<U>&) {}
+  T* allocate(std::size_t n);
+  void deallocate(T* p, std::size_t) { std::free(p); }
+  template <typename U>
+  bool operator==(const HugePageAllocator<U>&) const { return true; }
+};
+template <typename T>
+using StreamArray = std::vector<T, HugePageAllocator<T>>;
+
 struct StreamBuffers {
-  std::vector<float> a, b, c, d;
-  std::vector<std::uint16_t> h;
+  StreamArray<float> a, b, c, d;
+  StreamArray<std::uint16_t> h;
   StreamBuffers(std::size_t n, Stream s);
 };
 // One pass of the stream over the buffers; pass number `pass` sets the value a
