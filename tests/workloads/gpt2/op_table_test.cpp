@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <string>
 
+#include "cpu/bandwidth.h"
 #include "workloads/shapes.h"
 
 namespace flopwatt::gpt2 {
@@ -115,6 +117,38 @@ TEST(OpTable, EveryMemoryBoundOpNamesItsStreamPattern) {
   EXPECT_STREQ(memory_pattern(Op::AdamW, DType::BF16), "r1u3h1");
   EXPECT_STREQ(memory_pattern(Op::ResidualFwd, DType::F32), "triad");
   EXPECT_STREQ(memory_pattern(Op::SoftmaxXentBwd, DType::F32), "update");
+}
+
+// A pattern moves per element what its op moves per element of its large
+// arrays, so the op's bytes over the pattern's rate is the op's time at its
+// roof; and every name is one `run peak` measures.
+TEST(OpTable, PatternsMoveWhatTheirOpsMovePerElement) {
+  std::map<std::string, cpu::Stream> streams;
+  for (cpu::Stream s : cpu::all_streams()) streams[cpu::stream_name(s)] = s;
+  for (DType dt : {DType::F32, DType::BF16})
+    for (int i = 0; i < kNumOps; ++i) {
+      if (const char* p = memory_pattern(Op(i), dt)) {
+        EXPECT_TRUE(streams.count(p)) << p;
+      }
+    }
+  const Config c = preset("d12");
+  const double N = 256, C = 768, n4 = N * 4 * C, Pn = 124475904;
+  auto per_element = [&](Op op, double elements, DType dt = DType::F32) {
+    return op_cost(op, c, 4, 64, dt).bytes / elements;
+  };
+  auto pattern_bytes = [&](Op op, DType dt = DType::F32) {
+    return double(cpu::stream_bytes_per_element(streams.at(memory_pattern(op, dt))));
+  };
+  EXPECT_DOUBLE_EQ(per_element(Op::AdamW, Pn), pattern_bytes(Op::AdamW));
+  EXPECT_DOUBLE_EQ(per_element(Op::AdamW, Pn, DType::BF16), pattern_bytes(Op::AdamW, DType::BF16));
+  EXPECT_DOUBLE_EQ(per_element(Op::ResidualFwd, N * C), pattern_bytes(Op::ResidualFwd));
+  EXPECT_DOUBLE_EQ(per_element(Op::GeluFwd, n4), pattern_bytes(Op::GeluFwd));
+  EXPECT_DOUBLE_EQ(per_element(Op::GeluBwd, n4), pattern_bytes(Op::GeluBwd));
+  // LayerNorm's per-row and per-channel arrays add under 1%.
+  EXPECT_NEAR(per_element(Op::Ln1Bwd, N * C), pattern_bytes(Op::Ln1Bwd), 0.01 * pattern_bytes(Op::Ln1Bwd));
+  EXPECT_NEAR(per_element(Op::LnfBwd, N * C), pattern_bytes(Op::LnfBwd), 0.01 * pattern_bytes(Op::LnfBwd));
+  EXPECT_NEAR(per_element(Op::Ln1Fwd, N * C), pattern_bytes(Op::Ln1Fwd), 0.01 * pattern_bytes(Op::Ln1Fwd));
+  EXPECT_NEAR(per_element(Op::SoftmaxXentBwd, N * 50304), pattern_bytes(Op::SoftmaxXentBwd), 0.01 * 8);
 }
 
 TEST(OpTable, AttentionCountsOnlyCausalPairs) {
