@@ -40,14 +40,14 @@ void register_run_peak(CLI::App& run, CliState& st) {
       r.session->add(std::move(m));
     }
     // Memory ceilings: workload "bandwidth", op "<level>_<stream>" (e.g.
-    // dram_triad), bytes per repetition in the STREAM count, every
+    // dram_triad, llc_r1u3), bytes per repetition in the STREAM count, every
     // repetition's time kept; verified means the stream's data was checked.
-    fmt::print("\n{:<6} {:<6} {:>7} {:>14} {:>12} {:>21} {}\n", "stream", "level", "threads", "bytes/thread",
+    fmt::print("\n{:<8} {:<6} {:>7} {:>14} {:>12} {:>21} {}\n", "stream", "level", "threads", "bytes/thread",
                "median", "p10-p90", "set size");
     const auto caches = cpu::cache_topology(common->power.sysfs_root);
     for (int t = 1; t <= omp_get_max_threads(); ++t)
       for (const auto& ws : cpu::working_sets(caches, t))
-        for (cpu::Stream s : {cpu::Stream::Read, cpu::Stream::Write, cpu::Stream::Copy, cpu::Stream::Triad}) {
+        for (cpu::Stream s : cpu::all_streams()) {
           const cpu::BandwidthPoint p = cpu::measure_stream(s, ws, t, *seconds / 4);
           Measurement m;
           m.workload = "bandwidth";
@@ -62,7 +62,7 @@ void register_run_peak(CLI::App& run, CliState& st) {
           m.time_s = summarize(p.rep_seconds);
           m.bytes = p.bytes_per_rep;
           m.verified = p.verified;
-          fmt::print("{:<6} {:<6} {:>7} {:>14} {:>12} {:>21} {}\n", p.stream, p.level, p.threads,
+          fmt::print("{:<8} {:<6} {:>7} {:>14} {:>12} {:>21} {}\n", p.stream, p.level, p.threads,
                      si(double(p.bytes_per_thread), "B"), si(p.median_bytes_per_s, "B/s"),
                      si(p.p10_bytes_per_s, "") + "-" + si(p.p90_bytes_per_s, "B/s"),
                      ws.basis + (p.verified ? "" : "  FAILED: " + p.note));

@@ -83,6 +83,7 @@ void write_measurements_csv(const Run& run, std::ostream& os) {
         onum(m.bytes), num(m.flop_per_s), onum(m.flop_per_s_window), onum(m.rep_max_over_median),
         m.stalled ? (*m.stalled ? "true" : "false") : "", onum(m.fraction_of_peak),
         onum(m.intensity), onum(m.roof_flop_per_s), onum(m.fraction_of_roof), m.roof_bound.value_or(""),
+        m.memory_pattern.value_or(""), onum(m.working_set_bytes), m.roof_ceiling.value_or(""), onum(m.roof_time_s),
         onum(m.dram_bytes_measured), m.intensity_basis.value_or(""), m.verified ? (*m.verified ? "true" : "false") : "", onum(m.verify_rel_err), onum(m.loss),
         b ? num(b->copy_in) : "", b ? num(b->compute) : "", b ? num(b->copy_out) : "",
         b ? num(b->submit) : "", b ? num(b->reconfigure) : "", m.skipped.value_or(""),

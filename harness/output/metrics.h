@@ -41,6 +41,10 @@ inline constexpr Metric kIntensity{"intensity_flop_per_byte", "FLOP/B", "FLOP/B"
 inline constexpr Metric kRoof{"roof_flop_per_s", "FLOP/s", "roof"};
 inline constexpr Metric kFractionOfRoof{"fraction_of_roof", "", "%roof"};
 inline constexpr Metric kRoofBound{"roof_bound", "", "bound"};
+inline constexpr Metric kMemoryPattern{"memory_pattern", "", "pattern"};
+inline constexpr Metric kWorkingSet{"working_set_bytes", "B", "working set"};
+inline constexpr Metric kRoofCeiling{"roof_ceiling", "", "ceiling"};
+inline constexpr Metric kRoofTime{"roof_time_s", "s", "roof time"};
 // DRAM bytes per repetition counted by the memory controllers (system-wide),
 // and which bytes the intensity is over: "measured" or "analytic".
 inline constexpr Metric kDramBytesMeasured{"dram_bytes_measured", "B", "DRAM B"};
@@ -72,7 +76,9 @@ inline constexpr const Metric* kTimeColumns[] = {&metric::kTimeMedian, &metric::
                                                  &metric::kTimeCi95Lo, &metric::kTimeCi95Hi, &metric::kTimeTotal};
 // The roofline columns, after fraction_of_peak.
 inline constexpr const Metric* kRoofColumns[] = {&metric::kIntensity, &metric::kRoof, &metric::kFractionOfRoof,
-                                                 &metric::kRoofBound, &metric::kDramBytesMeasured,
+                                                 &metric::kRoofBound, &metric::kMemoryPattern,
+                                                 &metric::kWorkingSet, &metric::kRoofCeiling,
+                                                 &metric::kRoofTime, &metric::kDramBytesMeasured,
                                                  &metric::kIntensityBasis};
 inline constexpr const Metric* kBreakdownColumns[] = {&metric::kCopyIn, &metric::kCompute, &metric::kCopyOut,
                                                       &metric::kSubmit, &metric::kReconfigure};

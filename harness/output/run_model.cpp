@@ -99,6 +99,10 @@ json to_json(const Measurement& m) {
       {std::string(metric::kRoof.name), json_or_null(m.roof_flop_per_s)},
       {std::string(metric::kFractionOfRoof.name), json_or_null(m.fraction_of_roof)},
       {std::string(metric::kRoofBound.name), json_or_null(m.roof_bound)},
+      {std::string(metric::kMemoryPattern.name), json_or_null(m.memory_pattern)},
+      {std::string(metric::kWorkingSet.name), json_or_null(m.working_set_bytes)},
+      {std::string(metric::kRoofCeiling.name), json_or_null(m.roof_ceiling)},
+      {std::string(metric::kRoofTime.name), json_or_null(m.roof_time_s)},
       {std::string(metric::kDramBytesMeasured.name), json_or_null(m.dram_bytes_measured)},
       {std::string(metric::kIntensityBasis.name), json_or_null(m.intensity_basis)},
       {"verified", json_or_null(m.verified)},
@@ -205,6 +209,10 @@ Measurement measurement_from_json(const json& j) {
   m.roof_flop_per_s = json_optional<double>(j, std::string(metric::kRoof.name).c_str());
   m.fraction_of_roof = json_optional<double>(j, std::string(metric::kFractionOfRoof.name).c_str());
   m.roof_bound = json_optional<std::string>(j, std::string(metric::kRoofBound.name).c_str());
+  m.memory_pattern = json_optional<std::string>(j, metric::kMemoryPattern.name.data());
+  m.working_set_bytes = json_optional<double>(j, metric::kWorkingSet.name.data());
+  m.roof_ceiling = json_optional<std::string>(j, metric::kRoofCeiling.name.data());
+  m.roof_time_s = json_optional<double>(j, metric::kRoofTime.name.data());
   m.dram_bytes_measured = json_optional<double>(j, metric::kDramBytesMeasured.name.data());
   m.intensity_basis = json_optional<std::string>(j, metric::kIntensityBasis.name.data());
   if (j.contains("counters") && j["counters"].is_object())
@@ -295,6 +303,16 @@ std::string config_label(const Measurement& m) {
   if (m.layout && m.workload == "gemm" && *m.layout != "NN" && !named_by_shape) add(*m.layout);
   if (m.dtype != "fp32") add(m.dtype);
   return s;
+}
+
+std::vector<std::string> rows_above_roof(const std::vector<Measurement>& ms) {
+  std::vector<std::string> out;
+  for (const auto& m : ms)
+    if (m.fraction_of_roof && *m.fraction_of_roof > kRoofTolerance)
+      out.push_back(fmt::format("{}{}{} ({}{}): {:.0f}% of {}", m.op, m.pass ? " " : "", m.pass.value_or(""),
+                                m.backend, m.shape ? fmt::format(" {}x{}x{}", m.shape->M, m.shape->N, m.shape->K) : "",
+                                100 * *m.fraction_of_roof, m.roof_ceiling.value_or("its roof")));
+  return out;
 }
 
 }  // namespace flopwatt

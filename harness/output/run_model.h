@@ -67,6 +67,15 @@ struct Measurement {
   std::optional<double> roof_flop_per_s;
   std::optional<double> fraction_of_roof;
   std::optional<std::string> roof_bound;
+  // Which memory ceiling the roof is over ("llc_triad", "dram_r1u3"; for a
+  // GPT-2 step "ops": the sum of its ops' roofs), chosen by the op's stream
+  // pattern (a cpu::stream_name) at the level holding its working set (bytes
+  // one repetition touches); roof_time_s = max(FLOP / peak, bytes / bandwidth)
+  // per repetition, the time the op would take at its roof.
+  std::optional<std::string> memory_pattern;
+  std::optional<double> working_set_bytes;
+  std::optional<std::string> roof_ceiling;
+  std::optional<double> roof_time_s;
   // Per repetition, from the dram_read_bytes + dram_write_bytes counters; when
   // present the intensity and roof are over these bytes (intensity_basis
   // "measured"), else over the analytic ones ("analytic").
@@ -135,6 +144,13 @@ struct Run {
 };
 
 // What each FLOP/s and FLOP/J figure is computed over, written into run.json.
+// A roof is exceeded by more than noise above this fraction: then a ceiling
+// misses a pattern or level, or a byte model counts bytes the op never moves.
+inline constexpr double kRoofTolerance = 1.05;
+// Rows of `ms` above kRoofTolerance of their roof, as
+// "adamw opt (cpu:onednn): 120% of dram_r1u3".
+std::vector<std::string> rows_above_roof(const std::vector<Measurement>& ms);
+
 nlohmann::json figures_basis();
 nlohmann::json to_json(const Measurement& m);
 nlohmann::json to_json(const Run& r);

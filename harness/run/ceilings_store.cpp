@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <map>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -45,7 +46,7 @@ std::string peak_file(const std::string& dir, const std::string& host, const std
 json to_json(const StoredPeak& p) {
   json by = json::array();
   for (const auto& c : p.by_threads) by.push_back(to_json(c));
-  return {{"what", "flopwatt machine ceilings"}, {"host", p.host},     {"cpu", p.cpu},
+  return {{"what", "flopwatt machine ceilings"}, {"format", kStoredPeakFormat}, {"host", p.host}, {"cpu", p.cpu},
           {"kernel", p.kernel},                 {"run_id", p.run_id}, {"measured_by", p.measured_by},
           {"measured_at", p.measured_at},       {"by_threads", by}};
 }
@@ -59,6 +60,7 @@ std::optional<StoredPeak> stored_peak_from_json(const json& j) {
     p.kernel = j.value("kernel", "");
     p.run_id = j.value("run_id", "");
     p.measured_by = j.value("measured_by", "");
+    p.format = j.value("format", 1);
     p.measured_at = j.at("measured_at").get<std::time_t>();
     for (const auto& c : j.at("by_threads")) p.by_threads.push_back(ceilings_from_json(c));
     return p;
@@ -93,6 +95,9 @@ std::optional<HostCeilings> reuse_stored(const std::string& file, const std::str
   const auto p = stored_peak_from_json(j);
   if (!p) return no(file + " is not a stored peak");
   if (p->host != host || p->cpu != cpu) return no(file + " is another machine's");
+  if (p->format < kStoredPeakFormat)
+    return no(fmt::format("{} is format {}, without the per-pattern and per-level ceilings of format {}", file,
+                          p->format, kStoredPeakFormat));
   const double age = std::difftime(now, p->measured_at);
   if (age < 0 || age > max_age_s) return no(fmt::format("{} is {:.0f} h old", file, age / 3600));
   for (const auto& c : p->by_threads)
@@ -113,8 +118,18 @@ std::string kernel_release() {
   return uname(&u) == 0 ? u.release : "";
 }
 
-// The short measurement: the SIMD peak (about 0.1 s per point) and the four
-// streams over a DRAM-sized set at the current thread count.
+std::map<std::string, double> capacities(const std::string& root, int threads) {
+  std::map<std::string, double> out;
+  for (const auto& l : cpu::level_capacities(cpu::cache_topology(root), threads)) {
+    std::string name = l.level;
+    for (auto& ch : name) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    out[name] = double(l.bytes);
+  }
+  return out;
+}
+
+// The short measurement: the SIMD peak (about 0.1 s per point) and every
+// stream at every level at the current thread count (about 0.02 s each).
 Ceilings measure_short(const std::string& root, int threads) {
   Ceilings c;
   c.label = "cpu";
@@ -125,12 +140,15 @@ Ceilings measure_short(const std::string& root, int threads) {
       best = std::max(best, p.flop_per_s);
     }
   for (const auto& ws : cpu::working_sets(cpu::cache_topology(root), threads)) {
-    if (ws.level != "DRAM") continue;
-    for (cpu::Stream s : {cpu::Stream::Read, cpu::Stream::Write, cpu::Stream::Copy, cpu::Stream::Triad}) {
-      const cpu::BandwidthPoint p = cpu::measure_stream(s, ws, threads, 0.05);
-      if (p.verified && p.median_bytes_per_s > 0) c.memory.push_back({"dram_" + p.stream, p.median_bytes_per_s});
+    std::string level = ws.level;
+    for (auto& ch : level) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    for (cpu::Stream s : cpu::all_streams()) {
+      const cpu::BandwidthPoint p = cpu::measure_stream(s, ws, threads, 0.02);
+      // p90, as ceilings_from_peak_run takes the fastest tenth of a full run's repetitions.
+      if (p.verified && p.p90_bytes_per_s > 0) c.memory.push_back({level + "_" + p.stream, p.p90_bytes_per_s});
     }
   }
+  c.capacity_bytes = capacities(root, threads);
   return c;
 }
 
@@ -145,7 +163,10 @@ std::string store_peak_run(const Run& run, const std::string& root, std::string*
   p.measured_by = "run peak";
   p.measured_at = std::time(nullptr);
   for (int t = 1; t <= omp_get_max_threads(); ++t)
-    if (auto c = ceilings_from_peak_run(run, t)) p.by_threads.push_back(*c);
+    if (auto c = ceilings_from_peak_run(run, t)) {
+      c->capacity_bytes = capacities(root, t);
+      p.by_threads.push_back(*c);
+    }
   const std::string file = peak_file(peak_dir(), p.host, p.cpu);
   return write_stored_peak(file, p, why) ? file : "";
 }
@@ -174,7 +195,8 @@ HostCeilings host_ceilings(const std::string& root, const std::string& measured_
     std::stringstream ss;
     ss << in.rdbuf();
     if (auto old = stored_peak_from_json(json::parse(ss.str(), nullptr, false));
-        old && old->host == host && old->cpu == cpu && std::difftime(now, old->measured_at) <= kPeakMaxAgeS)
+        old && old->host == host && old->cpu == cpu && old->format >= kStoredPeakFormat &&
+        std::difftime(now, old->measured_at) <= kPeakMaxAgeS)
       for (const auto& o : old->by_threads)
         if (o.threads != threads) p.by_threads.push_back(o);
   }

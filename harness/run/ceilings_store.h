@@ -26,7 +26,13 @@ std::string peak_file(const std::string& dir, const std::string& host, const std
 // governor change is the usual reason a machine's ceilings move).
 inline constexpr double kPeakMaxAgeS = 7 * 24 * 3600.0;
 
+// Format 2 added the stream patterns of the step's ops and each cache level's
+// capacity; a format 1 file still loads, but is measured again rather than
+// reused (its DRAM-only roofs are what ops exceeded).
+inline constexpr int kStoredPeakFormat = 2;
+
 struct StoredPeak {
+  int format = kStoredPeakFormat;  // 1 for files written before it was recorded
   std::string host, cpu, kernel, run_id;
   std::string measured_by;  // "run peak" or "short, by run gemm" ...
   std::time_t measured_at = 0;
@@ -55,8 +61,8 @@ struct HostCeilings {
 std::optional<HostCeilings> reuse_stored(const std::string& file, const std::string& host, const std::string& cpu,
                                          int threads, std::time_t now, double max_age_s, std::string* why);
 
-// Reuses this machine's stored ceilings, or measures a short peak and the
-// DRAM streams at the current thread count (about a second) and stores them
+// Reuses this machine's stored ceilings, or measures a short peak and every
+// stream at every level at the current thread count (about two seconds) and stores them
 // (a failure to store is a note in `from`, not an error). `root` is the
 // filesystem root the CPU model and cache topology are read under.
 HostCeilings host_ceilings(const std::string& root, const std::string& measured_by);

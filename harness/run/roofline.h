@@ -1,8 +1,12 @@
 // Where each measurement sits against this machine's ceilings (the roofline
 // model of Williams, Waterman and Patterson, CACM 2009): arithmetic intensity
-// is FLOPs per analytic DRAM byte, the attainable rate at that intensity is
-// min(peak FLOP/s, intensity x DRAM bandwidth), and the measured rate is a
-// fraction of it. The energy roofline (Choi, Bedard, Fowler and Vuduc, IPDPS
+// is FLOPs per analytic byte, the attainable rate at that intensity is
+// min(peak FLOP/s, intensity x bandwidth), and the measured rate is a fraction
+// of it. The bandwidth is the one `run peak` measured for the op's stream
+// pattern at the level of the memory hierarchy that holds its bytes (an op
+// whose bytes fit the LLC is bounded by the LLC, not DRAM): a roof must be a
+// ceiling, which a kernel with more streams than the benchmark, or data that
+// stays in cache, would otherwise exceed. The energy roofline (Choi, Bedard, Fowler and Vuduc, IPDPS
 // 2013) does the same for FLOP/J with a machine's energy per FLOP, energy per
 // DRAM byte and constant power, fitted here from its own measurements.
 #pragma once
@@ -37,12 +41,22 @@ struct Ceilings {
   int threads = 0;
   std::map<std::string, double> peak_flop_per_s;  // by dtype ("fp32", "bf16")
   std::vector<MemoryCeiling> memory;              // every level and stream measured
+  // What all `threads` threads keep in each cache level, by the level's name
+  // prefix of `memory` ("l1", "l2", "llc"; cpu::level_capacities). Empty for
+  // ceilings stored before levels were chosen (then every roof is DRAM's).
+  std::map<std::string, double> capacity_bytes;
   // A device model's stated energy coefficients (simulated backends); the
   // host's are fitted per run instead (energy_roofline_json).
   std::optional<EnergyFit> modelled_energy;
   // The ceiling intensity is taken against: the fastest DRAM stream (the
   // bytes are compulsory DRAM traffic). nullopt when no DRAM row exists.
   std::optional<MemoryCeiling> dram() const;
+  // The ceiling of `pattern` (a cpu::stream_name, "" for none) at the
+  // smallest level whose capacity holds working_set_bytes (DRAM when none
+  // does, or the size is unknown: <= 0): the faster of the pattern's plain and
+  // non-temporal rows there (a roof bounds the traffic, whichever store the
+  // kernel picks), else the fastest row of that level, else dram().
+  std::optional<MemoryCeiling> memory_for(const std::string& pattern, double working_set_bytes) const;
   // The peak for a dtype; fp32's when that dtype has none measured (bf16 on a
   // CPU without AVX512-BF16 runs converted to fp32).
   std::optional<double> peak(const std::string& dtype) const;
@@ -60,8 +74,8 @@ std::optional<RoofPoint> place_on_roof(double flop, double bytes, double flop_pe
                                        double dram_bytes_per_s);
 
 // The ceilings a `run peak` run measured at `threads`: the best peak row per
-// dtype and the median rate (bytes / median time) of each verified bandwidth
-// row. nullopt when the run has neither a peak nor a DRAM row at that count.
+// dtype and the rate of each verified bandwidth row over its p10 time (the
+// fastest tenth of its repetitions; the median where no p10 was kept). nullopt when the run has neither a peak nor a DRAM row at that count.
 std::optional<Ceilings> ceilings_from_peak_run(const Run& peak_run, int threads);
 
 nlohmann::json to_json(const Ceilings& c);
@@ -77,10 +91,18 @@ struct RooflineSet {
 // dram_write_bytes counters; nullopt unless both were counted (and above 0),
 // or for a simulated row (the host's memory controllers did not serve it).
 std::optional<double> measured_dram_bytes(const Measurement& m);
-// Sets intensity, roof, fraction_of_roof and roof_bound on a measurement that
-// has FLOPs, bytes and a rate; leaves skipped, peak and bandwidth rows and a
-// simulated GPT-2 step (CPU ops and modelled GEMMs mixed, no single roof) alone.
+// Sets intensity, roof, fraction_of_roof, roof_bound, roof_ceiling and
+// roof_time_s on a measurement that has bytes and a time (an op without FLOPs,
+// zero_grad, gets only the time: its fraction is roof_time_s / median time);
+// the ceiling is memory_for(memory_pattern, working_set_bytes, else bytes).
+// Leaves skipped, peak and bandwidth rows and a GPT-2 step alone (its roof is
+// the sum of its ops': step_roofline_limit).
 void place_measurement(Measurement& m, const RooflineSet& roofs);
+
+// The step's roofline limit: the sum of its ops' roof_time_s (each
+// max(FLOP/peak, bytes/bandwidth), per step); nullopt when any op of the step
+// has none. `ops` are the per-op rows of one step (layer totals).
+std::optional<double> step_roofline_limit(const std::vector<Measurement>& ops);
 
 struct EnergySample {
   double flop = 0, bytes = 0, seconds = 0, joules = 0;

@@ -208,10 +208,13 @@ void print_table(std::FILE* f, const Run& run, const std::vector<Measurement>& r
       e = ef ? fmt::format(" {:>8.3g}{}", ef->j / std::max(1, m.reps), ef->confidence == "low" ? "?" : " ")
              : fmt::format(" {:>9}", "-");
     }
-    // %roof ends with the binding ceiling's initial: "40%m" is 40% of the memory roof.
-    const std::string roof = m.fraction_of_roof ? fmt::format("{:.0f}%{}", 100 * *m.fraction_of_roof,
-                                                              m.roof_bound ? m.roof_bound->substr(0, 1) : "")
-                                                : "-";
+    // %roof ends with the binding ceiling's initial: "40%m" is 40% of the memory
+    // roof; a "!" after it marks a roof exceeded (rows_above_roof).
+    const std::string roof =
+        m.fraction_of_roof ? fmt::format("{:.0f}%{}{}", 100 * *m.fraction_of_roof,
+                                         m.roof_bound ? m.roof_bound->substr(0, 1) : "",
+                                         *m.fraction_of_roof > kRoofTolerance ? "!" : "")
+                           : "-";
     fmt::print(f, "{:<13} {:<4} {:>5} {:>10.3f} {:>6.1f}% {:>10.4g} {:>9.1f} {:>8.1f} {:>7} {:>7}{}{}\n", m.op,
                m.pass.value_or(""), m.count_per_step.value_or(1), m.time_s.median * 1e3,
                100 * m.time_s.median / step.time_s.median, m.flop * 1e-9,
@@ -223,6 +226,14 @@ void print_table(std::FILE* f, const Run& run, const std::vector<Measurement>& r
              100 * other_s / step.time_s.median);
   fmt::print(f, "{:<13} {:<4} {:>5} {:>10.3f} {:>6.1f}% {:>10.4g} {:>9.1f}\n", "step", "", "", step.time_s.median * 1e3,
              100.0, step.flop * 1e-9, step.flop_per_s * 1e-9);
+  if (step.roof_time_s && step.fraction_of_roof)
+    fmt::print(f, "roofline limit of the step (sum over ops of max(FLOP/peak, bytes/bandwidth)): {:.3f} ms, "
+                  "{:.1f}% of the measured step\n",
+               *step.roof_time_s * 1e3, 100 * *step.fraction_of_roof);
+  for (const auto& r : rows_above_roof(rows))
+    fmt::print(f, "warning: above {:.0f}% of its roof: {} (a missing ceiling or a byte model counting bytes the op "
+                  "never moves)\n",
+               100 * kRoofTolerance, r);
 }
 
 }  // namespace
@@ -402,6 +413,8 @@ Measurement Gpt2Runner::op_measurement(const OpRow& row, const gpt2::Profiler& p
     // The modelled array reads its GEMM operands as bf16 whatever the host hands it.
     m.bytes = n * gpt2::op_cost(row.op, cfg_, o_.batch, o_.seq, backend_->compute_dtype(GemmDesc{})).bytes;
   }
+  m.working_set_bytes = *m.bytes / n;
+  if (const char* p = gpt2::memory_pattern(row.op, o_.dtype)) m.memory_pattern = p;
   m.flop_per_s = m.time_s.median > 0 ? m.flop / m.time_s.median : 0;
   if (auto it = op_counts_.find({int(row.op), row.layer}); it != op_counts_.end()) m.counters = it->second;
   if (row.has_bd) {
@@ -513,6 +526,15 @@ bool Gpt2Runner::train(OpenRun& run, double sample_period_s, std::FILE* out) {
     // The headline: every step after warm-up as one measurement.
     Measurement m = steps_measurement(measured, prof, run, sample_period_s);
     m.supply_changed = supply_changed;
+    // Its roof is the sum of its ops' (each at its own ceiling), not one
+    // intensity: the step can reach it only if every op reaches its own.
+    if (const auto limit = step_roofline_limit(table); limit && !m.simulated && m.time_s.median > 0) {
+      m.roof_time_s = *limit;
+      m.roof_ceiling = "ops";
+      m.roof_bound = "ops";
+      m.fraction_of_roof = *limit / m.time_s.median;
+      m.roof_flop_per_s = m.flop / *limit;
+    }
     discount(m);
     session.add(m);
     print_table(out, session.run(), table, m, quantile(other, 0.5), !m.energy.empty());

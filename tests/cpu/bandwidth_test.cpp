@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 namespace flopwatt::cpu {
 namespace {
@@ -72,9 +73,10 @@ TEST(Bandwidth, NoTopologyMeansDramOnlyAndAHugeLlcIsCapped) {
 
 // Every stream leaves exactly what it must, and a wrong element or sum is caught.
 TEST(Bandwidth, StreamsCheckTheDataTheyMoved) {
-  for (Stream s : {Stream::Read, Stream::Write, Stream::Copy, Stream::Triad}) {
+  for (Stream s : all_streams()) {
     SCOPED_TRACE(stream_name(s));
-    for (std::size_t n : {std::size_t(1), std::size_t(1023), std::size_t(5000)}) {
+    // 5003: a non-temporal stream's unaligned tail after its whole vectors.
+    for (std::size_t n : {std::size_t(1), std::size_t(1023), std::size_t(5003)}) {
       StreamBuffers buf(n, s);
       double sum = 0;
       for (int pass = 0; pass < 3; ++pass) sum = run_stream_pass(s, buf, pass);
@@ -83,21 +85,66 @@ TEST(Bandwidth, StreamsCheckTheDataTheyMoved) {
         EXPECT_FALSE(check_stream(s, buf, 3, sum + 1));
         continue;
       }
-      if (s == Stream::Write) {
+      if (s != Stream::Copy && s != Stream::CopyNt && s != Stream::Triad && s != Stream::TriadNt) {
         EXPECT_FALSE(check_stream(s, buf, 2, sum)) << "a pass that did not run";
       }
       StreamBuffers bad = buf;
-      (s == Stream::Copy ? bad.b : bad.a)[n / 2] += 1;
+      (s == Stream::Copy || s == Stream::CopyNt ? bad.b : bad.a)[n / 2] += 1;
       EXPECT_FALSE(check_stream(s, bad, 3, sum));
+      if (!buf.c.empty() && s != Stream::Triad && s != Stream::TriadNt) {
+        StreamBuffers bad_c = buf;  // an in-place stream's last array
+        bad_c.c[n - 1] += 1;
+        EXPECT_FALSE(check_stream(s, bad_c, 3, sum));
+      }
+      if (!buf.h.empty()) {
+        StreamBuffers bad_h = buf;
+        bad_h.h[0] ^= 1;
+        EXPECT_FALSE(check_stream(s, bad_h, 3, sum)) << "the bf16 copy";
+      }
     }
   }
+}
+
+// The ops' patterns: what one pass moves per element, by hand.
+TEST(Bandwidth, PatternsCountTheirStreams) {
+  EXPECT_EQ(stream_bytes_per_element(Stream::Update), 8);        // a read, a written back
+  EXPECT_EQ(stream_bytes_per_element(Stream::R1U1), 12);
+  EXPECT_EQ(stream_bytes_per_element(Stream::R2U1), 16);
+  EXPECT_EQ(stream_bytes_per_element(Stream::R1U3), 4 + 3 * 8);  // AdamW: g; p, m, v
+  EXPECT_EQ(stream_bytes_per_element(Stream::R1U3H1), 4 + 3 * 8 + 2);
+  EXPECT_EQ(stream_bytes_per_element(Stream::CopyNt), stream_bytes_per_element(Stream::Copy));
+  EXPECT_EQ(stream_footprint_per_element(Stream::R1U3H1), 4 * 4 + 2);
+  EXPECT_EQ(stream_footprint_per_element(Stream::Update), 4);
+  std::set<std::string> names;
+  for (Stream s : all_streams()) EXPECT_TRUE(names.insert(stream_name(s)).second) << stream_name(s);
+  for (const char* op_pattern : {"read", "write", "copy", "triad", "update", "r1u1", "r2u1", "r1u3", "r1u3h1"})
+    EXPECT_TRUE(names.count(op_pattern)) << op_pattern << ": named by workloads/gpt2/op_table.cpp";
+}
+
+// What 2 threads keep per level of the Zen 4 tree: private L1 and L2 once per
+// thread, the shared L3 once; the roofline picks an op's level by it.
+TEST(Bandwidth, LevelCapacitiesCountPrivateCachesPerThread) {
+  const fs::path root = zen4_cache_tree();
+  const auto caps = level_capacities(cache_topology(root.string()), 2);
+  ASSERT_EQ(caps.size(), 3u);
+  EXPECT_EQ(caps[0].level, "L1");
+  EXPECT_EQ(caps[0].bytes, 2u * (32u << 10));
+  EXPECT_EQ(caps[1].level, "L2");
+  EXPECT_EQ(caps[1].bytes, 2u * (1u << 20));
+  EXPECT_EQ(caps[2].level, "LLC");
+  EXPECT_EQ(caps[2].bytes, 16u << 20);
+  // Two L3s of 16 CPUs each hold twice as much for 20 threads.
+  const auto two = level_capacities({{3, "Unified", std::size_t(16) << 20, 16, "sysfs"}}, 20);
+  ASSERT_EQ(two.size(), 1u);
+  EXPECT_EQ(two[0].bytes, std::size_t(32) << 20);
+  fs::remove_all(root);
 }
 
 // Structure and sanity only: rates depend on the machine's load. The bound
 // (1 TB/s per thread) catches a miscounted byte factor, not a slow machine.
 TEST(Bandwidth, MeasuredPointsAreVerifiedPositiveAndBounded) {
   const WorkingSet small{"L1", 16 << 10, "test"};
-  for (Stream s : {Stream::Read, Stream::Write, Stream::Copy, Stream::Triad})
+  for (Stream s : all_streams())
     for (int threads : {1, 2}) {
       SCOPED_TRACE(std::string(stream_name(s)) + " threads=" + std::to_string(threads));
       const BandwidthPoint p = measure_stream(s, small, threads, 0.01);

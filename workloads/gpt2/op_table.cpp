@@ -111,9 +111,11 @@ OpCost op_cost(Op op, const Config& c, int B_, int T_, DType dt) {
       r = {8 * N * C, 8 * N * C + 8 * C + 8 * N};
       break;
     case Op::Ln1Bwd:
-    case Op::Ln2Bwd:
-    case Op::LnfBwd:  // norm 2, dnorm 1, two reductions 3, dw 2, db 1, dx 5 per element
-      r = {14 * N * C, 16 * N * C + 20 * C + 8 * N};
+    case Op::Ln2Bwd:  // norm 2, dnorm 1, two reductions 3, dw 2, db 1, dx 5 per element
+      r = {14 * N * C, 16 * N * C + 20 * C + 8 * N};  // dy, x read; dx read and written (+=)
+      break;
+    case Op::LnfBwd:  // starts the residual gradient: dx written, never read
+      r = {14 * N * C, 12 * N * C + 20 * C + 8 * N};
       break;
     case Op::QkvFwd: r = linear_cost(true, N, C, 3 * C, true, dt); break;
     case Op::QkvBwd: r = linear_cost(false, N, C, 3 * C, true, dt); break;
@@ -159,6 +161,31 @@ OpCost op_cost(Op op, const Config& c, int B_, int T_, DType dt) {
       break;
   }
   return r;
+}
+
+// Each op's kernel in workloads/gpt2/kernels.cpp and attention.cpp, by the
+// arrays of N x C (or larger) it streams; small per-row or per-channel arrays
+// are left out. A rewritten array (x += ..., in place) is a "u" stream: read
+// and written back with no write-allocate read, which a copy does not measure.
+const char* memory_pattern(Op op, DType dt) {
+  switch (op) {
+    case Op::EmbedFwd: return "triad";         // wte row + wpe row -> out
+    case Op::EmbedBwd: return "r1u1";          // dwte, dwpe += dout (one read, the adds in place)
+    case Op::Ln1Fwd: case Op::Ln2Fwd: case Op::LnfFwd: return "copy";  // x -> out
+    case Op::Ln1Bwd: case Op::Ln2Bwd: return "r2u1";  // dy, x read; dx +=
+    case Op::LnfBwd: return "triad";           // dy, x read; dx written
+    case Op::AttnFwd: return "copy";           // qkv -> out, att
+    case Op::AttnBwd: return "triad";          // qkv, att, dout read; dqkv written
+    case Op::ResidualFwd: return "triad";      // a + b -> out
+    case Op::GeluFwd: return "copy";           // x -> out
+    case Op::GeluBwd: return "r1u1";           // x read; d *= gelu'(x) in place
+    case Op::SoftmaxXentFwd: return "read";    // logits read, one loss per row
+    case Op::SoftmaxXentBwd: return "update";  // logits turned into dlogits in place
+    case Op::ZeroGrad: return "write";         // memset
+    case Op::AdamW: return dt == DType::BF16 ? "r1u3h1" : "r1u3";  // g read; p, m, v in place (+ bf16 p)
+    case Op::Data: return "copy";
+    default: return nullptr;                   // GEMMs
+  }
 }
 
 double step_flop(const Config& c, int B, int T, DType dt) {

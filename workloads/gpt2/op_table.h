@@ -43,6 +43,11 @@ struct OpCost {
 // gemm_dtype decides the operand bytes of GEMM inputs (bf16: 2 bytes each,
 // plus the fp32 read and bf16 write of the on-the-fly conversions).
 OpCost op_cost(Op op, const Config& c, int B, int T, DType gemm_dtype);
+// The stream pattern of the op's kernel, as `run peak` names it
+// (cpu/bandwidth.h: read, copy, triad, r1u3, ...), whose measured bandwidth
+// bounds the op; nullptr for the GEMMs, whose roof is compute (or the fastest
+// stream of their level). AdamW in bf16 also writes the bf16 parameter copy.
+const char* memory_pattern(Op op, DType gemm_dtype);
 // Occurrences of the op in one training step (L x per_layer, or 1).
 int op_occurrences(Op op, const Config& c);
 // Sum over every op of one step: the FLOPs of a training step.

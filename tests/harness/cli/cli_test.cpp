@@ -122,7 +122,7 @@ TEST(Cli, PeakReportsVerifiedBandwidthCeilings) {
     ++seen[m["op"].get<std::string>()];
   }
   for (const char* level : {"l1", "l2", "llc", "dram"})
-    for (const char* stream : {"read", "write", "copy", "triad"})
+    for (const char* stream : {"read", "write", "copy", "triad", "update", "r1u1", "r2u1", "r1u3", "r1u3h1"})
       EXPECT_GE(seen[std::string(level) + "_" + stream], 1) << level << "_" << stream;
   EXPECT_NE(r.out.find("4x the last-level cache"), std::string::npos) << r.out;
   fs::remove_all(root);

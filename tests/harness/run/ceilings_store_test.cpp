@@ -86,6 +86,34 @@ TEST(CeilingsStore, RefusesStaleForeignDamagedOrMissingFilesWithTheReason) {
   EXPECT_FALSE(reuse_stored(f, "box", "Test CPU 9000", 2, now, kPeakMaxAgeS, &why));
 }
 
+// A file from before per-pattern ceilings (no "format", DRAM streams only)
+// still loads, but is not reused: its DRAM-only roofs were what AdamW and
+// the residual adds exceeded, so the next run measures again and says why.
+TEST(CeilingsStore, AFormat1FileLoadsButIsMeasuredAgain) {
+  TempDir t;
+  const std::string f = (t.p / "p.json").string();
+  const std::time_t now = 1'800'000'000;
+  nlohmann::json j = to_json(stored(now - 60));
+  EXPECT_EQ(j["format"], kStoredPeakFormat);
+  j.erase("format");
+  for (auto& c : j["by_threads"]) c.erase("capacity_bytes");
+  std::ofstream(f) << j.dump();
+  const auto old = stored_peak_from_json(j);
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->format, 1);
+  EXPECT_DOUBLE_EQ(old->by_threads[1].dram()->bytes_per_s, 15e9);
+  std::string why;
+  EXPECT_FALSE(reuse_stored(f, "box", "Test CPU 9000", 2, now, kPeakMaxAgeS, &why));
+  EXPECT_NE(why.find("format 1"), std::string::npos) << why;
+
+  StoredPeak levelled = stored(now - 60);
+  levelled.by_threads[1].capacity_bytes = {{"l2", 2e6}, {"llc", 32e6}};
+  ASSERT_TRUE(write_stored_peak(f, levelled, &why)) << why;
+  const auto r = reuse_stored(f, "box", "Test CPU 9000", 2, now, kPeakMaxAgeS, &why);
+  ASSERT_TRUE(r) << why;
+  EXPECT_EQ(r->ceilings->capacity_bytes, levelled.by_threads[1].capacity_bytes);
+}
+
 class ModelBackend : public Backend {
  public:
   std::string name() const override { return "npu:sim-test"; }

@@ -206,6 +206,102 @@ TEST(Roofline, MeasuredDramBytesReplaceTheAnalyticOnes) {
   EXPECT_DOUBLE_EQ(*sim.intensity, 1.0);
 }
 
+// Ceilings as `run peak` stores them on a 2-thread machine with 2 MiB of L2
+// and 32 MiB of LLC between the threads (rates in GB/s, made up).
+Ceilings levelled() {
+  Ceilings c;
+  c.label = "cpu";
+  c.threads = 2;
+  c.peak_flop_per_s["fp32"] = 200e9;
+  c.capacity_bytes = {{"l1", 64 << 10}, {"l2", 2 << 20}, {"llc", 32 << 20}};
+  for (auto [name, gb] : std::initializer_list<std::pair<const char*, double>>{
+           {"l2_triad", 300}, {"l2_read", 400}, {"llc_triad", 150}, {"llc_r1u3", 170}, {"llc_read", 180},
+           {"dram_read", 39}, {"dram_copy", 30}, {"dram_copy_nt", 45}, {"dram_triad", 35}, {"dram_r1u3", 95}})
+    c.memory.push_back({name, gb * 1e9});
+  return c;
+}
+
+// The roof of an op is its own pattern at the level that holds its bytes:
+// AdamW's 3.5 GB under DRAM's r1u3, a 2.4 MB residual add under the LLC's
+// triad, never the fastest DRAM stream for everyone.
+TEST(Roofline, MemoryCeilingIsThePatternAtTheLevelHoldingTheWorkingSet) {
+  const Ceilings c = levelled();
+  EXPECT_EQ(c.memory_for("r1u3", 3.49e9)->name, "dram_r1u3");
+  EXPECT_EQ(c.memory_for("triad", 2.36e6)->name, "llc_triad");
+  EXPECT_EQ(c.memory_for("triad", 1.5e6)->name, "l2_triad");
+  EXPECT_EQ(c.memory_for("triad", 32.0 * (1 << 20))->name, "llc_triad") << "exactly the capacity still fits";
+  // The faster store kind bounds either kernel.
+  EXPECT_EQ(c.memory_for("copy", 1e9)->name, "dram_copy_nt");
+  // No row of the pattern at the level: the level's fastest, an upper bound.
+  EXPECT_EQ(c.memory_for("update", 1e9)->name, "dram_r1u3");
+  EXPECT_EQ(c.memory_for("", 2e6)->name, "l2_read");
+  // A level with no rows at all (the L1 here): DRAM's fastest, as before levels.
+  EXPECT_EQ(c.memory_for("triad", 1e3)->name, "dram_r1u3");
+  // Unknown size, or ceilings stored without capacities: DRAM.
+  EXPECT_EQ(c.memory_for("triad", 0)->name, "dram_triad");
+  Ceilings old = c;
+  old.capacity_bytes.clear();
+  EXPECT_EQ(old.memory_for("triad", 1e3)->name, "dram_triad");
+  const Ceilings back = ceilings_from_json(to_json(c));
+  EXPECT_EQ(back.capacity_bytes, c.capacity_bytes);
+}
+
+TEST(Roofline, PlacedOpsCarryTheirCeilingAndTimeAtTheRoof) {
+  RooflineSet roofs;
+  roofs.host = levelled();
+  Measurement adamw;
+  adamw.workload = "gpt2";
+  adamw.op = "adamw";
+  adamw.pass = "opt";
+  adamw.backend = "cpu:llmc";
+  adamw.flop = 16 * 124475904.0;
+  adamw.bytes = 28 * 124475904.0;
+  adamw.working_set_bytes = adamw.bytes;
+  adamw.memory_pattern = "r1u3";
+  adamw.time_s.median = 0.035;
+  adamw.flop_per_s = adamw.flop / 0.035;
+  place_measurement(adamw, roofs);
+  EXPECT_EQ(adamw.roof_ceiling, "dram_r1u3");
+  EXPECT_DOUBLE_EQ(*adamw.roof_time_s, *adamw.bytes / 95e9);
+  EXPECT_NEAR(*adamw.fraction_of_roof, *adamw.roof_time_s / 0.035, 1e-12);
+  EXPECT_EQ(adamw.roof_bound, "memory");
+  EXPECT_TRUE(rows_above_roof({adamw}).empty()) << "100 GB/s is 105% of 95: not flagged";
+
+  // zero_grad has no FLOPs: its fraction is the time at the roof over its own.
+  Measurement zero;
+  zero.workload = "gpt2";
+  zero.op = "zero_grad";
+  zero.bytes = 4e6;
+  zero.memory_pattern = "write";
+  zero.time_s.median = 1e-3;
+  place_measurement(zero, roofs);
+  EXPECT_EQ(zero.roof_ceiling, "llc_read") << "no llc_write row: the level's fastest";
+  EXPECT_DOUBLE_EQ(*zero.roof_time_s, 4e6 / 180e9);
+  EXPECT_DOUBLE_EQ(*zero.fraction_of_roof, 4e6 / 180e9 / 1e-3);
+  EXPECT_FALSE(zero.roof_flop_per_s);
+
+  // Twice as fast as the roof: flagged, naming the ceiling it beat.
+  Measurement fast = adamw;
+  fast.time_s.median = 0.5 * *adamw.roof_time_s;
+  fast.flop_per_s = fast.flop / fast.time_s.median;
+  place_measurement(fast, roofs);
+  const auto flagged = rows_above_roof({adamw, fast, zero});
+  ASSERT_EQ(flagged.size(), 1u);
+  EXPECT_EQ(flagged[0], "adamw opt (cpu:llmc): 200% of dram_r1u3");
+
+  // The step's limit is the sum of its ops' times at their roofs.
+  EXPECT_DOUBLE_EQ(*step_roofline_limit({adamw, zero}), *adamw.roof_time_s + *zero.roof_time_s);
+  Measurement unplaced;
+  unplaced.op = "data";
+  EXPECT_FALSE(step_roofline_limit({adamw, unplaced})) << "an op without a roof leaves the step without one";
+  Measurement step = adamw;
+  step.op = "step";
+  step.roof_time_s.reset();
+  step.fraction_of_roof.reset();
+  place_measurement(step, roofs);
+  EXPECT_FALSE(step.fraction_of_roof) << "the runner sums its ops instead";
+}
+
 TEST(EnergyFit, RecoversKnownCoefficientsFromSyntheticMeasurements) {
   // A machine with 20 pJ/FLOP, 300 pJ/B and 6 W constant; 40 ops of random
   // intensity and rate with 1% multiplicative noise on the energy.

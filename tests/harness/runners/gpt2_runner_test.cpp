@@ -4,8 +4,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
+#include "harness/run/ceilings_store.h"
 #include "harness/run/counters.h"
 #include "harness/run/run_setup.h"
 #include "tests/harness/runners/clock_perf.h"
@@ -60,6 +63,101 @@ TEST(Gpt2Runner, PerOpRowsCarryCountsAndCountedIntensity) {
     }
   }
   EXPECT_GT(op_rows, 10);
+  fs::remove_all(dir);
+}
+
+Gpt2Options tiny_options() {
+  Gpt2Options o;
+  o.model = "tiny";
+  o.batch = 2;
+  o.seq = 8;
+  o.steps = 3;
+  o.warmup = 1;
+  o.gemm_backend = "cpu:llmc";
+  return o;
+}
+
+// Trains the tiny model against `roofs`; the run's measurements.
+std::vector<Measurement> train_against(const RooflineSet& roofs, const fs::path& dir) {
+  const Gpt2Options o = tiny_options();
+  Gpt2Runner runner(o, gpt2::preset("tiny", "--model"));
+  RunCommonOptions common;
+  common.power.power = "none";
+  common.power.idle_s = 0;
+  common.out = (dir / "out").string();
+  std::FILE* sink = std::fopen("/dev/null", "w");
+  OpenRun run = open_run(common, {&runner.backend()}, {{"command", "test"}});
+  run.session->set_roofline(roofs);
+  EXPECT_TRUE(runner.train(run, 0.01, sink));
+  close_run(run, true);
+  std::fclose(sink);
+  return run.session->run().measurements;
+}
+
+// The step's figure against its roofline: its ops' times at their roofs,
+// summed, over the measured step. Ceilings made up so each op's roof is known.
+TEST(Gpt2Runner, StepFractionIsItsOpsRoofTimesOverTheStep) {
+  const fs::path dir = fs::temp_directory_path() / ("flopwatt_gpt2_step_roof_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  RooflineSet roofs;
+  Ceilings c;
+  c.label = "cpu";
+  c.peak_flop_per_s["fp32"] = 100e9;
+  c.capacity_bytes = {{"l2", 1e6}};
+  c.memory = {{"l2_triad", 50e9}, {"l2_copy", 40e9}, {"dram_triad", 10e9}};
+  roofs.host = c;
+  const auto ms = train_against(roofs, dir);
+  double sum = 0;
+  const Measurement* step = nullptr;
+  int ops = 0;
+  for (const auto& m : ms) {
+    if (m.workload != "gpt2" || m.skipped) continue;
+    if (m.op == "step") {
+      step = &m;
+      continue;
+    }
+    if (m.layer) continue;  // per-layer rows repeat the totals
+    SCOPED_TRACE(m.op + " " + m.pass.value_or(""));
+    ASSERT_TRUE(m.roof_time_s);
+    ASSERT_TRUE(m.working_set_bytes);
+    EXPECT_DOUBLE_EQ(*m.working_set_bytes * *m.count_per_step, *m.bytes);
+    // An op under 1 MB is bounded by the "L2": its triad ops by l2_triad, its
+    // copies by l2_copy, the rest by the fastest there; larger ones by DRAM.
+    const bool l2 = *m.working_set_bytes <= 1e6;
+    const std::string want = !l2 ? "dram_triad" : m.memory_pattern == "copy" ? "l2_copy" : "l2_triad";
+    EXPECT_EQ(m.roof_ceiling, want);
+    const double bw = want == "l2_copy" ? 40e9 : want == "l2_triad" ? 50e9 : 10e9;
+    EXPECT_DOUBLE_EQ(*m.roof_time_s, std::max(m.flop / 100e9, *m.bytes / bw));
+    sum += *m.roof_time_s;
+    ++ops;
+  }
+  EXPECT_GT(ops, 20);
+  ASSERT_TRUE(step);
+  ASSERT_TRUE(step->roof_time_s);
+  EXPECT_NEAR(*step->roof_time_s, sum, 1e-12 * sum);
+  EXPECT_DOUBLE_EQ(*step->fraction_of_roof, *step->roof_time_s / step->time_s.median);
+  EXPECT_EQ(step->roof_bound, "ops");
+  EXPECT_DOUBLE_EQ(*step->roof_flop_per_s, step->flop / *step->roof_time_s);
+  fs::remove_all(dir);
+}
+
+// Against this machine's ceilings measured now (every stream, every level),
+// no op may beat its roof: a roof that measured work exceeds is no ceiling.
+TEST(Gpt2Runner, NoOpExceedsItsRoofOnThisMachine) {
+  const fs::path dir = fs::temp_directory_path() / ("flopwatt_gpt2_no_excess_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "peaks");
+  setenv("FLOPWATT_PEAK_DIR", (dir / "peaks").c_str(), 1);
+  RooflineSet roofs;
+  roofs.host = host_ceilings("/", "test").ceilings;
+  unsetenv("FLOPWATT_PEAK_DIR");
+  ASSERT_TRUE(roofs.host);
+  const auto ms = train_against(roofs, dir);
+  int placed = 0;
+  for (const auto& m : ms) placed += m.workload == "gpt2" && m.fraction_of_roof.has_value();
+  EXPECT_GT(placed, 20);
+  const auto above = rows_above_roof(ms);
+  EXPECT_TRUE(above.empty()) << above.size() << " rows, the first " << above.front();
   fs::remove_all(dir);
 }
 

@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <string>
 
+#include "cpu/bandwidth.h"
 #include "workloads/shapes.h"
 
 namespace flopwatt::gpt2 {
@@ -73,6 +75,80 @@ TEST(OpTable, GemmsDominateD12AndAdamWIsNextLargest) {
   const double adamw = op_cost(Op::AdamW, c, 4, 64, DType::F32).flop;
   EXPECT_DOUBLE_EQ(adamw, 16.0 * 124475904);
   EXPECT_DOUBLE_EQ(op_cost(Op::AdamW, c, 4, 64, DType::F32).bytes, 28.0 * 124475904);
+}
+
+// The memory-bound ops' bytes, counted by hand from the kernels
+// (workloads/gpt2/kernels.cpp): 4 bytes per float, an array read once, written
+// once, or both when updated in place. d12, B=4, T=64: N = 256, C = 768.
+TEST(OpTable, BytesOfTheMemoryBoundOpsAreTheirArraysByHand) {
+  const Config c = preset("d12");
+  const double N = 256, C = 768, V = 50257, Vp = 50304, n4 = N * 4 * C, Pn = 124475904;
+  auto bytes = [&](Op op, DType dt = DType::F32) { return op_cost(op, c, 4, 64, dt).bytes; };
+  // residual: a and b read, out written.
+  EXPECT_DOUBLE_EQ(bytes(Op::ResidualFwd), 4 * (N * C + N * C + N * C));
+  // layernorm forward: x read, out written, w and b read, mean and rstd written.
+  EXPECT_DOUBLE_EQ(bytes(Op::Ln1Fwd), 4 * (N * C + N * C + 2 * C + 2 * N));
+  // ln1/ln2 backward: dy, x read, dx += (read and written); w read, dw and db
+  // +=; mean and rstd read.
+  EXPECT_DOUBLE_EQ(bytes(Op::Ln2Bwd), 4 * (2 * N * C + 2 * N * C + C + 4 * C + 2 * N));
+  // lnf backward starts the residual gradient: dx is written, never read.
+  EXPECT_DOUBLE_EQ(bytes(Op::LnfBwd), 4 * (2 * N * C + N * C + C + 4 * C + 2 * N));
+  // gelu: x read, out written; backward: x read, d *= in place.
+  EXPECT_DOUBLE_EQ(bytes(Op::GeluFwd), 4 * (n4 + n4));
+  EXPECT_DOUBLE_EQ(bytes(Op::GeluBwd), 4 * (n4 + 2 * n4));
+  // softmax/cross-entropy backward, in place over the real columns, zeros
+  // written to the padding, lse and targets read, the target logit again.
+  EXPECT_DOUBLE_EQ(bytes(Op::SoftmaxXentBwd), 4 * (2 * N * V + N * (Vp - V) + 3 * N));
+  // AdamW: g read; p, m, v read and written; in bf16 also the 2-byte copy of p.
+  EXPECT_DOUBLE_EQ(bytes(Op::AdamW), 4 * (Pn + 2 * 3 * Pn));
+  EXPECT_DOUBLE_EQ(bytes(Op::AdamW, DType::BF16), 4 * (Pn + 2 * 3 * Pn) + 2 * Pn);
+}
+
+// Each memory-bound op names the `run peak` stream that bounds it; the GEMMs
+// (compute-bound) none.
+TEST(OpTable, EveryMemoryBoundOpNamesItsStreamPattern) {
+  for (int i = 0; i < kNumOps; ++i) {
+    const Op op = Op(i);
+    SCOPED_TRACE(std::string(op_info(op).name) + "/" + op_info(op).pass);
+    if (op_info(op).gemm) EXPECT_EQ(memory_pattern(op, DType::F32), nullptr);
+    else EXPECT_NE(memory_pattern(op, DType::F32), nullptr);
+  }
+  EXPECT_STREQ(memory_pattern(Op::AdamW, DType::F32), "r1u3");
+  EXPECT_STREQ(memory_pattern(Op::AdamW, DType::BF16), "r1u3h1");
+  EXPECT_STREQ(memory_pattern(Op::ResidualFwd, DType::F32), "triad");
+  EXPECT_STREQ(memory_pattern(Op::SoftmaxXentBwd, DType::F32), "update");
+}
+
+// A pattern moves per element what its op moves per element of its large
+// arrays, so the op's bytes over the pattern's rate is the op's time at its
+// roof; and every name is one `run peak` measures.
+TEST(OpTable, PatternsMoveWhatTheirOpsMovePerElement) {
+  std::map<std::string, cpu::Stream> streams;
+  for (cpu::Stream s : cpu::all_streams()) streams[cpu::stream_name(s)] = s;
+  for (DType dt : {DType::F32, DType::BF16})
+    for (int i = 0; i < kNumOps; ++i) {
+      if (const char* p = memory_pattern(Op(i), dt)) {
+        EXPECT_TRUE(streams.count(p)) << p;
+      }
+    }
+  const Config c = preset("d12");
+  const double N = 256, C = 768, n4 = N * 4 * C, Pn = 124475904;
+  auto per_element = [&](Op op, double elements, DType dt = DType::F32) {
+    return op_cost(op, c, 4, 64, dt).bytes / elements;
+  };
+  auto pattern_bytes = [&](Op op, DType dt = DType::F32) {
+    return double(cpu::stream_bytes_per_element(streams.at(memory_pattern(op, dt))));
+  };
+  EXPECT_DOUBLE_EQ(per_element(Op::AdamW, Pn), pattern_bytes(Op::AdamW));
+  EXPECT_DOUBLE_EQ(per_element(Op::AdamW, Pn, DType::BF16), pattern_bytes(Op::AdamW, DType::BF16));
+  EXPECT_DOUBLE_EQ(per_element(Op::ResidualFwd, N * C), pattern_bytes(Op::ResidualFwd));
+  EXPECT_DOUBLE_EQ(per_element(Op::GeluFwd, n4), pattern_bytes(Op::GeluFwd));
+  EXPECT_DOUBLE_EQ(per_element(Op::GeluBwd, n4), pattern_bytes(Op::GeluBwd));
+  // LayerNorm's per-row and per-channel arrays add under 1%.
+  EXPECT_NEAR(per_element(Op::Ln1Bwd, N * C), pattern_bytes(Op::Ln1Bwd), 0.01 * pattern_bytes(Op::Ln1Bwd));
+  EXPECT_NEAR(per_element(Op::LnfBwd, N * C), pattern_bytes(Op::LnfBwd), 0.01 * pattern_bytes(Op::LnfBwd));
+  EXPECT_NEAR(per_element(Op::Ln1Fwd, N * C), pattern_bytes(Op::Ln1Fwd), 0.01 * pattern_bytes(Op::Ln1Fwd));
+  EXPECT_NEAR(per_element(Op::SoftmaxXentBwd, N * 50304), pattern_bytes(Op::SoftmaxXentBwd), 0.01 * 8);
 }
 
 TEST(OpTable, AttentionCountsOnlyCausalPairs) {
