@@ -141,25 +141,5 @@ TEST(Gpt2Runner, StepFractionIsItsOpsRoofTimesOverTheStep) {
   fs::remove_all(dir);
 }
 
-// Against this machine's ceilings measured now (every stream, every level),
-// no op may beat its roof: a roof that measured work exceeds is no ceiling.
-TEST(Gpt2Runner, NoOpExceedsItsRoofOnThisMachine) {
-  const fs::path dir = fs::temp_directory_path() / ("flopwatt_gpt2_no_excess_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir / "peaks");
-  setenv("FLOPWATT_PEAK_DIR", (dir / "peaks").c_str(), 1);
-  RooflineSet roofs;
-  roofs.host = host_ceilings("/", "test").ceilings;
-  unsetenv("FLOPWATT_PEAK_DIR");
-  ASSERT_TRUE(roofs.host);
-  const auto ms = train_against(roofs, dir);
-  int placed = 0;
-  for (const auto& m : ms) placed += m.workload == "gpt2" && m.fraction_of_roof.has_value();
-  EXPECT_GT(placed, 20);
-  const auto above = rows_above_roof(ms);
-  EXPECT_TRUE(above.empty()) << above.size() << " rows, the first " << above.front();
-  fs::remove_all(dir);
-}
-
 }  // namespace
 }  // namespace flopwatt
