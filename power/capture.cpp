@@ -250,9 +250,17 @@ CaptureSummary capture_machine(const CaptureOptions& opt) {
   std::map<std::string, std::string> last;
   std::ofstream csv(fs::path(opt.out) / "timeline.csv", std::ios::trunc);
   csv << "t_s,path,value\n";
-  auto sample = [&](double t) {
+  const std::int64_t t0 = monotonic_ns();
+  // Each row is stamped at the middle of its own file's read, not at the
+  // start of the pass: on a busy machine the pass can be preempted between
+  // two files (and a real battery read through ACPI takes milliseconds), and
+  // a counter stamped earlier than it was read records a power that is not
+  // the machine's.
+  auto sample = [&]() {
     for (const std::string& rel : sum.moving) {
+      const std::int64_t a = monotonic_ns();
       auto v = sysfs::read_trimmed(under_root(opt.root, "/" + rel));
+      const double t = double(a + (monotonic_ns() - a) / 2 - t0) * 1e-9;
       if (!v || v->find_first_of(",\n") != std::string::npos) continue;
       auto it = last.find(rel);
       if (it != last.end() && it->second == *v) continue;
@@ -267,13 +275,12 @@ CaptureSummary capture_machine(const CaptureOptions& opt) {
   // idle draw a baseline needs and the loaded draw a run sees.
   const double load_start = opt.load ? opt.seconds / 2 : opt.seconds;
   Load load;
-  const std::int64_t t0 = monotonic_ns();
   for (long k = 0;; ++k) {
     const std::int64_t due = t0 + std::int64_t(double(k) * opt.period_s * 1e9);
     while (monotonic_ns() < due) std::this_thread::sleep_for(std::chrono::microseconds(200));
     const double t = double(monotonic_ns() - t0) * 1e-9;
     if (opt.load && load.threads() == 0 && t >= load_start) load.start();
-    sample(t);
+    sample();
     if (t >= opt.seconds) break;
   }
   const unsigned load_threads = load.threads();

@@ -8,8 +8,9 @@
 //   sys/..., proc/...   attribute files as read at the start, as plain files
 //                       (sysfs symlinks such as /sys/class/powercap/intel-rapl:0
 //                       become real directories, as the fixtures have them)
-//   timeline.csv        "t_s,path,value": each moving file at t = 0 and
-//                       whenever its value changed; path relative to the root
+//   timeline.csv        "t_s,path,value": each moving file from the first
+//                       pass and whenever its value changed, stamped at the
+//                       middle of its own read; path relative to the root
 //   capture.json        format, duration, load window, what was left out and why
 #pragma once
 #include <string>

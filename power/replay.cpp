@@ -1,15 +1,13 @@
 #include "power/replay.h"
 
-#include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "power/clock.h"
 #include "power/config_error.h"
@@ -141,59 +139,86 @@ std::string value_at(const Timeline& tl, const TimelineSeries& s, double t) {
   return std::to_string(out);
 }
 
-Replay::Replay(const std::string& capture_dir) : tl_(load_timeline(capture_dir)) {
-  char tmpl[] = "/tmp/flopwatt-replay-XXXXXX";
-  if (!::mkdtemp(tmpl)) throw ConfigError(capture_dir, "no temporary directory for the replay", "free space in /tmp");
-  root_ = tmpl;
+Replay::Replay(const std::string& capture_dir, std::int64_t start_ns)
+    : tl_(load_timeline(capture_dir)), root_(capture_dir), start_ns_(start_ns) {
+  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+  // Readers build paths from the root as they were given it; the canonical
+  // form catches one that made it absolute or resolved a link on the way.
+  prefixes_.push_back(root_ + "/");
   std::error_code ec;
-  for (const char* top : {"sys", "proc", "dev"})
-    if (fs::exists(fs::path(capture_dir) / top))
-      fs::copy(fs::path(capture_dir) / top, fs::path(root_) / top, fs::copy_options::recursive, ec);
-  t0_ = monotonic_ns();
-  write_all(0);
-  thread_ = std::thread([this] {
-    // Real counters move whatever the CPUs do; a writer the scheduler delays
-    // would leave them stale exactly while the measured code runs.
-    sched_param prio{};
-    prio.sched_priority = sched_get_priority_min(SCHED_FIFO) + 1;
-    pthread_setschedparam(pthread_self(), SCHED_FIFO, &prio);  // refused without privilege: an ordinary thread
-    while (!stop_.load()) {
-      write_all(double(monotonic_ns() - t0_) * 1e-9);
-      std::this_thread::sleep_for(std::chrono::microseconds(900));
-    }
-  });
+  const std::string canon = fs::weakly_canonical(root_, ec).string();
+  if (!ec && canon + "/" != prefixes_.front()) prefixes_.push_back(canon + "/");
 }
 
 Replay::~Replay() {
-  stop_ = true;
-  if (thread_.joinable()) thread_.join();
-  std::error_code ec;
-  fs::remove_all(root_, ec);
+  if (installed_ && sysfs::overlay() == this) sysfs::set_overlay(nullptr);
 }
 
-void Replay::write_all(double t) {
-  for (const auto& [rel, s] : tl_.series) {
-    std::string v = value_at(tl_, s, t);
-    auto& last = written_[rel];
-    if (v == last) continue;
-    // Atomically, as a reader re-opening the file must never see it half written.
-    const std::string dst = root_ + "/" + rel, tmp = dst + ".replay";
-    {
-      std::ofstream f(tmp, std::ios::trunc);
-      f << v << "\n";
-    }
-    std::rename(tmp.c_str(), dst.c_str());
-    last = std::move(v);
+double Replay::seconds_at(std::int64_t t_ns) const { return std::max(0.0, double(t_ns - start_ns_) * 1e-9); }
+
+void Replay::install() {
+  sysfs::set_overlay(this);
+  installed_ = true;
+}
+
+const TimelineSeries* Replay::series_for(std::string_view path) const {
+  for (const std::string& p : prefixes_) {
+    if (path.size() <= p.size() || path.compare(0, p.size(), p) != 0) continue;
+    std::string_view rel = path.substr(p.size());
+    while (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
+    if (auto it = tl_.series.find(rel); it != tl_.series.end()) return &it->second;
+    // "a//b" or "a/./b" from a reader's own joining: the same file.
+    const std::string norm = fs::path(rel).lexically_normal().string();
+    if (auto it = tl_.series.find(norm); it != tl_.series.end()) return &it->second;
   }
+  return nullptr;
+}
+
+bool Replay::read(std::string_view path, std::string& text) const {
+  const TimelineSeries* s = series_for(path);
+  if (!s) return false;
+  // The reader's clock at the read: the value is the recording's at this
+  // moment however late the reading thread was scheduled.
+  text = value_at(tl_, *s, seconds_at(monotonic_ns()));
+  text += '\n';  // as sysfs prints an attribute
+  return true;
 }
 
 std::string replay_if_capture(const std::string& root, std::FILE* note) {
   if (!is_capture_dir(root)) return root;
-  static std::unique_ptr<Replay> replay;
-  replay = std::make_unique<Replay>(root);
-  if (note)
-    std::fprintf(note, "flopwatt: replaying the capture %s (%.1f s, then from the start again)\n", root.c_str(),
-                 replay->timeline().duration_s);
+  std::error_code ec;
+  std::string canon = fs::weakly_canonical(root, ec).string();
+  if (ec) canon = root;
+  const std::int64_t now = monotonic_ns();
+  std::int64_t start = now;
+  bool inherited = false;
+  if (const char* e = std::getenv(kReplayStartEnv)) {
+    // "<ns> <dir>": only the same capture, and a start that has happened.
+    char* end = nullptr;
+    const long long ns = std::strtoll(e, &end, 10);
+    if (end != e && *end == ' ' && std::string(end + 1) == canon && ns > 0 && ns <= now) {
+      start = ns;
+      inherited = true;
+    }
+  }
+  // Never destroyed: a sampler thread may still read through it while the
+  // process exits, and it holds no resource but memory. A second call (only
+  // tests make one) installs the new replay in the old one's place.
+  auto* replay = new Replay(root, start);
+  replay->install();
+  // Set before any thread of ours runs (options are finalized first), for a
+  // campaign's `flopwatt run` children.
+  ::setenv(kReplayStartEnv, (std::to_string(start) + " " + canon).c_str(), 1);
+  if (note) {
+    if (inherited)
+      std::fprintf(note,
+                   "flopwatt: replaying the capture %s (%.1f s, then from the start again), %.1f s in, as the "
+                   "process that started this one\n",
+                   root.c_str(), replay->timeline().duration_s, replay->seconds_at(now));
+    else
+      std::fprintf(note, "flopwatt: replaying the capture %s (%.1f s, then from the start again)\n", root.c_str(),
+                   replay->timeline().duration_s);
+  }
   return replay->root();
 }
 

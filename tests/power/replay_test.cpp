@@ -1,19 +1,28 @@
 // A capture played back: counters move between their rows and go on after
-// the last one, gauges step, wraps stay wraps, and a malformed timeline is
-// named by file, line and field.
+// the last one, gauges step, wraps stay wraps, a read gets the value of the
+// moment it is made with nothing written anywhere, and a malformed timeline is
+// named by file, line and field. No test here has a writer: they run beside
+// any load.
 #include "power/replay.h"
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
+#include "power/clock.h"
 #include "power/config_error.h"
 #include "sysfs/files.h"
 #include "tests/power/fixture_tree.h"
 
 using namespace flopwatt::power;
 using flopwatt::power::testing::FixtureTree;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -67,23 +76,89 @@ TEST(Replay, ValuesBetweenAndAfterTheRows) {
   EXPECT_EQ(value_at(tl, tl.series.at(kBat + "status"), 3.0), "Discharging");
 }
 
-TEST(Replay, TheTemporaryRootMovesAndIsRemovedAfterwards) {
+namespace {
+
+// The unwrapped package counter of write_capture() behind a value read at
+// recording time `t` seconds: 10 J + 10 W x t, the read value being that
+// modulo 16 J.
+double unwrapped_pkg_uj(std::uint64_t read, double t) {
+  const double want = 10e6 + 10e6 * t;
+  return double(read) + 16e6 * std::round((want - double(read)) / 16e6);
+}
+
+}  // namespace
+
+TEST(Replay, AReadGetsTheRecordingAtTheReadersClockAndNothingIsWritten) {
   FixtureTree t;
   write_capture(t);
-  std::string root;
+  const auto files_before = std::distance(fs::recursive_directory_iterator(t.root()), {});
   {
-    Replay r(t.root());
-    root = r.root();
-    EXPECT_NE(root, t.root());
-    EXPECT_EQ(flopwatt::sysfs::read_trimmed(root + "/" + kBat + "status").value_or(""), "Discharging");
-    const auto a = flopwatt::sysfs::read_int(root + "/" + kPkg).value_or(-1);
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    const auto b = flopwatt::sysfs::read_int(root + "/" + kPkg).value_or(-1);
-    EXPECT_NEAR(double(b - a) * 1e-6 / 0.2, 10.0, 2.0) << a << " -> " << b;
-    // The capture itself is never written.
-    EXPECT_EQ(flopwatt::sysfs::read_trimmed(t.path(kPkg)).value_or(""), "10000000");
+    // Started 0.3 s ago: the reads land inside the recording's first second.
+    Replay r(t.root(), flopwatt::power::monotonic_ns() - 300'000'000);
+    r.install();
+    EXPECT_EQ(r.root(), t.root());  // the capture itself is the root
+    for (int i = 0; i < 20; ++i) {
+      // Bracketed by the replay's clock on both sides of the read, so the
+      // check holds however late the scheduler runs this thread.
+      const double before = r.seconds_at(flopwatt::power::monotonic_ns());
+      std::uint64_t v = 0;
+      int err = 0;
+      ASSERT_TRUE(flopwatt::sysfs::read_u64_file(t.path(kPkg).c_str(), v, err)) << err;
+      const double after = r.seconds_at(flopwatt::power::monotonic_ns());
+      const double at = (unwrapped_pkg_uj(v, before) - 10e6) / 10e6;  // the recording time the value belongs to
+      EXPECT_GE(at, before - 1e-6) << v;
+      EXPECT_LE(at, after + 1e-6) << v;
+      // A gauge through read_text: its row at that time.
+      const std::string pw = flopwatt::sysfs::read_trimmed(t.path(kBat + "power_now")).value_or("");
+      const double late = r.seconds_at(flopwatt::power::monotonic_ns());
+      EXPECT_TRUE(pw == value_at(r.timeline(), r.timeline().series.at(kBat + "power_now"), after) ||
+                  pw == value_at(r.timeline(), r.timeline().series.at(kBat + "power_now"), late))
+          << pw << " at " << after;
+      EXPECT_EQ(flopwatt::sysfs::read_trimmed(t.path(kBat + "status")).value_or(""), "Discharging");
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    // A path spelled with a doubled slash is the same file.
+    EXPECT_TRUE(flopwatt::sysfs::read_int(t.root() + "//" + kPkg).has_value());
+    EXPECT_NE(flopwatt::sysfs::read_int(t.root() + "//" + kPkg).value_or(10000000), 10000000);
+    // Files outside the timeline are the tree's.
+    EXPECT_EQ(flopwatt::sysfs::read_int(t.path("sys/class/powercap/intel-rapl:0/max_energy_range_uj")).value_or(0),
+              15999999);
+    // Nothing was written: the capture's file holds its first value, and no file came or went.
+    std::ifstream f(t.path(kPkg));
+    std::string on_disk;
+    std::getline(f, on_disk);
+    EXPECT_EQ(on_disk, "10000000");
+    EXPECT_EQ(std::distance(fs::recursive_directory_iterator(t.root()), {}), files_before);
   }
-  EXPECT_FALSE(flopwatt::sysfs::path_exists(root));
+  // Gone with the replay: reads are the files' again.
+  EXPECT_EQ(flopwatt::sysfs::overlay(), nullptr);
+  EXPECT_EQ(flopwatt::sysfs::read_int(t.path(kPkg)).value_or(-1), 10000000);
+}
+
+// A campaign's `flopwatt run` children replay the moment their parent is at,
+// not the capture from its start again; another capture's start is ignored.
+TEST(Replay, ChildProcessesShareTheParentsStart) {
+  FixtureTree t;
+  write_capture(t);
+  ::unsetenv(kReplayStartEnv);
+  const std::string root = replay_if_capture(t.root(), nullptr);
+  EXPECT_EQ(root, t.root());
+  ASSERT_NE(flopwatt::sysfs::overlay(), nullptr);
+  const char* env = std::getenv(kReplayStartEnv);
+  ASSERT_NE(env, nullptr);
+  const std::string first = env;
+  EXPECT_NE(first.find(' ' + fs::weakly_canonical(t.root()).string()), std::string::npos) << first;
+  // What a child sees: the same variable, the same start.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  replay_if_capture(t.root(), nullptr);
+  EXPECT_EQ(std::string(std::getenv(kReplayStartEnv)), first);
+  FixtureTree other;
+  write_capture(other);
+  ::setenv(kReplayStartEnv, "1 /not/this/capture", 1);
+  replay_if_capture(other.root(), nullptr);
+  EXPECT_NE(std::string(std::getenv(kReplayStartEnv)), "1 /not/this/capture");
+  flopwatt::sysfs::set_overlay(nullptr);
+  ::unsetenv(kReplayStartEnv);
 }
 
 TEST(Replay, AMalformedRowNamesFileLineAndField) {

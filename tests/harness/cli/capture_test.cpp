@@ -2,6 +2,8 @@
 // writer moves is recorded, the recording is replayed under `flopwatt
 // measure`, and the energy measured from the replay is the recorded power
 // times the time. Every capture under tests/fixtures/ is replayed the same way.
+// The replays have no writer (power/replay.h); the recording has one, with
+// real-time priority, so this executable runs alone (ALONE in CMakeLists.txt).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -60,15 +62,21 @@ TEST(Capture, ARecordedPackageCounterReplaysAtItsPower) {
   const fs::path base = flopwatt::testing::temp_dir("capture", "pkg");
   fs::copy(fs::path(FLOPWATT_TEST_FIXTURES) / "power" / "laptop", base / "root", fs::copy_options::recursive);
   const fs::path cap = base / "cap";
-  // The writer runs longer than the capture, so every sample sees it move.
-  // Braced, so the capture's output, not only the last command's, is captured.
-  const auto r = run_command_line("{ " + std::string(FLOPWATT_FAKE_POWER) + " " + (base / "root").string() +
-                                  " 3 intel-rapl:0=15 & sleep 0.2; " + FLOPWATT_BINARY +
+  // The capture starts once the writer has moved the counter, and the writer
+  // is stopped only after it: however slowly a loaded machine starts either
+  // program, the whole recording sees the counter move (a fixed 0.2 s head
+  // start and a 3 s writer could leave flat stretches in it). Braced, so the
+  // capture's output, not only the last command's, is captured.
+  const std::string counter = "sys/class/powercap/intel-rapl:0/energy_uj";
+  const std::string file = (base / "root" / counter).string();
+  const std::string writer = std::string(FLOPWATT_FAKE_POWER) + " " + (base / "root").string() + " 600 intel-rapl:0=15";
+  const std::string until_moving = "v=$(cat " + file + "); n=0; while [ \"$(cat " + file +
+                                   ")\" = \"$v\" ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n+1)); done";
+  const auto r = run_command_line("{ " + writer + " & f=$!; " + until_moving + "; " + FLOPWATT_BINARY +
                                   " capture --no-load --seconds 2 --out " + cap.string() + " --sysfs-root " +
-                                  (base / "root").string() + "; s=$?; wait; exit $s; }");
+                                  (base / "root").string() + "; s=$?; kill $f; wait $f; exit $s; }");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("left out"), std::string::npos) << r.out;
-  const std::string counter = "sys/class/powercap/intel-rapl:0/energy_uj";
   const double watts = recorded_watts(cap, counter);
   ASSERT_NEAR(watts, 15.0, 1.5) << slurp(cap / "timeline.csv");
   // The capture is a tree like any fixture: the zone's name came along.
@@ -80,7 +88,9 @@ TEST(Capture, ARecordedPackageCounterReplaysAtItsPower) {
   for (const auto& [id, e] : m["energy"].items())
     if (id.find("package") != std::string::npos && id.find("mmio") == std::string::npos) {
       found = true;
-      // Within 10%: the writer's own jitter and the replay's 1 ms steps.
+      // The replay computes each read from the timeline, so what is left is
+      // the recording's own: a row whose read the writer's or the capture's
+      // scheduling delayed bends the line near it. Within 10%.
       EXPECT_NEAR(e["avg_power_w"].get<double>(), watts, 0.1 * watts) << id << " " << e.dump();
     }
   EXPECT_TRUE(found) << m["energy"].dump();
