@@ -203,8 +203,11 @@ std::string replay_if_capture(const std::string& root, std::FILE* note) {
   }
   // Never destroyed: a sampler thread may still read through it while the
   // process exits, and it holds no resource but memory. A second call (only
-  // tests make one) installs the new replay in the old one's place.
+  // tests make one) installs the new replay in the old one's place; every one
+  // stays listed here, so LeakSanitizer sees them reachable.
+  static auto* kept = new std::vector<Replay*>;
   auto* replay = new Replay(root, start);
+  kept->push_back(replay);
   replay->install();
   // Set before any thread of ours runs (options are finalized first), for a
   // campaign's `flopwatt run` children.
