@@ -27,6 +27,24 @@ struct TextRead {
   std::string text;
 };
 TextRead read_text(const std::string& path);
+
+// Contents computed when a file is read instead of stored in it: a replayed
+// capture (power/replay.h) answers for the files its timeline moves, from the
+// reader's own clock at the moment of the read. No writer thread then has to
+// keep files on disk current, so no reader ever sees a value that a writer
+// starved by load (or a real-time writer starving the reader) left behind.
+class Overlay {
+ public:
+  virtual ~Overlay() = default;
+  // True, with the file's content, when `path` is one of its files.
+  virtual bool read(std::string_view path, std::string& text) const = 0;
+};
+// Every read below (read_text and all that use it, read_u64_file,
+// read_i64_file) asks `o` first; nullptr removes it. Not owned: `o` must
+// stay alive while it is installed and while a read may still be using it.
+// Directory listings and existence checks still look at the files on disk.
+void set_overlay(const Overlay* o);
+const Overlay* overlay();
 // The file's content without surrounding whitespace; nullopt on any failure.
 std::optional<std::string> read_trimmed(const std::string& path, int* err = nullptr);
 // Decimal, optionally signed; EINVAL for anything else ("0x10", "1e3", "").

@@ -15,6 +15,7 @@
 #include "power/config_error.h"
 #include "power/external_log.h"
 #include "power/power_state.h"
+#include "power/replay.h"
 #include "power/source_watch.h"
 #include "power/source.h"
 #include "power/sysfs.h"
@@ -148,7 +149,8 @@ void print_table(const SourcesOptions& o, const std::string& root, const power::
 }
 
 void run_sources(const SourcesOptions& o, CliState& st) {
-  const std::string root = resolve_sysfs_root(o.root);
+  // A capture is looked at as it moves, not frozen at its first values.
+  const std::string root = power::replay_if_capture(resolve_sysfs_root(o.root), stderr);
   if (!power::is_directory(root))
     throw InputError("--sysfs-root " + root, "no such directory",
                      "pass a directory laid out like / (sys/, dev/, proc/), or unset FLOPWATT_SYSFS_ROOT");

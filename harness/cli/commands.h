@@ -36,5 +36,6 @@ void register_store(CLI::App& app, CliState& st);         // harness/cli/cmd_sto
 void register_history(CLI::App& app, CliState& st);       // harness/cli/cmd_history.cpp
 void register_compare(CLI::App& app, CliState& st);       // harness/cli/cmd_compare.cpp
 void register_measure(CLI::App& app, CliState& st);       // harness/cli/cmd_measure.cpp
+void register_capture(CLI::App& app, CliState& st);       // harness/cli/cmd_capture.cpp
 
 }  // namespace flopwatt

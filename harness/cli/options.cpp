@@ -8,6 +8,7 @@
 #include "harness/store/store.h"
 #include "power/config_error.h"
 #include "power/external_log.h"
+#include "power/replay.h"
 #include "workloads/error.h"
 #include "workloads/limits.h"
 
@@ -83,6 +84,8 @@ void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
     }
   }
   o.power.sysfs_root = resolve_sysfs_root(o.power.sysfs_root);
+  // A `flopwatt capture` directory moves as the recorded machine did.
+  o.power.sysfs_root = power::replay_if_capture(o.power.sysfs_root, stderr);
   if (o.machine_label.empty())
     if (const char* l = std::getenv("FLOPWATT_MACHINE_LABEL")) o.machine_label = l;
   o.command_line = g_command_line;
