@@ -123,8 +123,10 @@ class RecordingBackend : public NaiveBackend {
 // results are the float64 oracle's.
 TEST(GemmRunner, BackwardUsesForwardsBf16InputUnlessItChanged) {
   const Dims d{37, 129, 66};
+  for (bool interleaved : {false, true})
   for (bool change : {false, true}) {
-    SCOPED_TRACE(change ? "inp changed after forward" : "inp as forward saw it");
+    SCOPED_TRACE(::testing::Message() << (change ? "inp changed after forward" : "inp as forward saw it")
+                                      << (interleaved ? ", interleaved in blocks of 8 rows" : ""));
     RecordingBackend be;
     GemmRunner run(be, DType::BF16);
     auto inp = random_vector(std::int64_t(d.N) * d.K, 1), W = random_vector(std::int64_t(d.OC) * d.K, 2);
@@ -132,16 +134,19 @@ TEST(GemmRunner, BackwardUsesForwardsBf16InputUnlessItChanged) {
     std::vector<bf16_t> W16(W.size());
     convert_to_bf16(W16.data(), W.data(), std::int64_t(W.size()));
     std::vector<float> out(std::size_t(d.N) * d.OC), dinp(std::size_t(d.N) * d.K), dW(W.size()), db(d.OC, 0.0f);
-    run.set_grad_order(GradOrder::Standard);
+    run.set_grad_order(interleaved ? GradOrder::Interleaved : GradOrder::Standard, 0, 8);
     run.forward(out.data(), inp.data(), W.data(), W16.data(), bias.data(), d.N, d.K, d.OC);
     if (change)
       for (float& x : inp) x = 0.75f * x - 0.125f;
     run.backward(dinp.data(), dW.data(), db.data(), dout.data(), inp.data(), W.data(), W16.data(), d.N, d.K, d.OC,
                  false);
-    ASSERT_EQ(be.seen.size(), 3u);  // forward, dX, dW
-    const void* fwd_inp = be.seen[0].first;
-    const void* dw_inp = be.seen[2].second;
-    EXPECT_EQ(dw_inp == fwd_inp, !change);
+    // forward, then dX and dW per block of rows; each dW reads its block of inp.
+    ASSERT_EQ(be.seen.size(), interleaved ? 1u + 2u * ((d.N + 7) / 8) : 3u);
+    const auto* fwd_inp = static_cast<const bf16_t*>(be.seen[0].first);
+    for (std::size_t call = 2, blk = 0; call < be.seen.size(); call += 2, ++blk) {
+      const auto* dw_inp = static_cast<const bf16_t*>(be.seen[call].second);
+      EXPECT_EQ(dw_inp == fwd_inp + blk * 8 * d.K, !change) << "block " << blk;
+    }
     std::vector<float> rout, rdinp, rdW(W.size(), 0.0f), rdb(d.OC, 0.0f);
     oracle(d, inp, W, bias, dout, true, rout, rdinp, rdW, rdb);
     EXPECT_TRUE(all_close("dinp", dinp, rdinp, 1e-5, 1e-5));
