@@ -21,6 +21,13 @@ this script does too, by setting OPENBLAS_CORETYPE to the best kernel set the CP
 supports before PyTorch loads (--openblas-coretype none keeps PyTorch as it comes;
 the JSON records which).
 
+--flopwatt BIN also runs `BIN run gpt2` on the same model, batch, steps and
+threads for each precision, alternating with PyTorch over --rounds rounds, and
+reports flopwatt's speedup over PyTorch per round: ratios of runs made minutes
+apart on a shared machine move by tens of percent, ratios of one round less.
+
+  /usr/bin/python3 scripts/bench_pytorch_gpt2.py --flopwatt build/flopwatt --rounds 3
+
 Needs PyTorch (Debian: apt-get install python3-torch; run with the system python3).
 """
 import argparse
@@ -29,7 +36,9 @@ import math
 import os
 import resource
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -159,6 +168,24 @@ def run(cfg, args, dtype, foreach):
             "last_loss": losses[-1], "adamw_foreach": foreach}
 
 
+def run_flopwatt(binary, args, dtype):
+    """Median step of `flopwatt run gpt2` over the same timed steps, from its run.json."""
+    with tempfile.TemporaryDirectory(prefix="bench_pytorch_gpt2.") as out:
+        cmd = [binary, "run", "gpt2", "--model", args.model, "--batch", str(args.batch), "--seq", str(args.seq),
+               "--steps", str(args.warmup + args.steps), "--warmup", str(args.warmup),
+               "--threads", str(args.threads), "--dtype", dtype, "--counters", "none", "--power", "none",
+               "--idle", "0", "--no-store", "--out", out, "--overwrite"]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"{' '.join(cmd)} exited {done.returncode}:\n{done.stderr}")
+        with open(os.path.join(out, "run.json")) as f:
+            run = json.load(f)
+    # The step row over the measured steps is the one with the most repetitions.
+    step = max((m for m in run["measurements"] if m["op"] == "step"), key=lambda m: m["reps"])
+    return {"median_s": step["time"]["median_s"], "min_s": step["time"]["min_s"], "last_loss": step.get("loss"),
+            "backend": step["backend"], "command": " ".join(cmd[:-3])}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="d12", choices=sorted(PRESETS))
@@ -172,6 +199,8 @@ def main():
     ap.add_argument("--dtype", default="both", choices=["fp32", "bf16", "both"])
     ap.add_argument("--foreach", default="both", choices=["on", "off", "both"],
                     help="AdamW implementation(s) to time")
+    ap.add_argument("--flopwatt", metavar="BIN", help="also time `BIN run gpt2` and report its speedup over PyTorch")
+    ap.add_argument("--rounds", type=int, default=1, help="with --flopwatt: alternating rounds of both")
     ap.add_argument("--openblas-coretype", default="auto",
                     help="auto (the CPU's best kernel set unless OPENBLAS_CORETYPE is set), none, or a name")
     args = ap.parse_args()
@@ -183,11 +212,26 @@ def main():
            "model": args.model, "batch": args.batch, "seq": args.seq, "steps": args.steps, "warmup": args.warmup}
     dtypes = ["fp32", "bf16"] if args.dtype == "both" else [args.dtype]
     foreach = {"on": [True], "off": [False], "both": [False, True]}[args.foreach]
+    rounds = max(1, args.rounds) if args.flopwatt else 1
     for dt in dtypes:
-        runs = [run(cfg, args, dt, fe) for fe in foreach]
-        best = min(runs, key=lambda r: r["median_s"])
         key = "fp32" if dt == "fp32" else "bf16_autocast"
-        out[key] = {"median_s": best["median_s"], "adamw_foreach": best["adamw_foreach"], "runs": runs}
+        per_round = []
+        for _ in range(rounds):
+            runs = [run(cfg, args, dt, fe) for fe in foreach]
+            best = min(runs, key=lambda r: r["median_s"])
+            entry = {"median_s": best["median_s"], "adamw_foreach": best["adamw_foreach"], "runs": runs}
+            if args.flopwatt:
+                fw = run_flopwatt(args.flopwatt, args, dt)
+                entry["flopwatt"] = fw
+                entry["speedup"] = best["median_s"] / fw["median_s"]
+            per_round.append(entry)
+        out[key] = per_round[0] if rounds == 1 else {
+            "median_s": statistics.median(r["median_s"] for r in per_round), "rounds": per_round}
+        if args.flopwatt:
+            ratios = [r["speedup"] for r in per_round]
+            out[key]["flopwatt_median_s"] = statistics.median(r["flopwatt"]["median_s"] for r in per_round)
+            out[key]["speedup_median"] = statistics.median(ratios)
+            out[key]["speedup_range"] = [min(ratios), max(ratios)]
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     print(json.dumps(out, indent=1))
 

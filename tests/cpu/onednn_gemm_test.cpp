@@ -150,6 +150,34 @@ TEST(OnednnGemm, ChangedWeightsAfterPrepareAreNotStale) {
   EXPECT_TRUE(passes(rel_frobenius_error(got.data(), ref.data(), got.size()), 1e-4));
 }
 
+// A training step's weights are unprepared: the in-call reorder (Always) is
+// reported as copy_in apart from the matmul; in place (Never) and prepared
+// weights copy nothing the call could time apart.
+TEST(OnednnGemm, BreakdownSeparatesInCallReorderFromCompute) {
+  GemmDesc d;
+  d.M = 64, d.N = 300, d.K = 257, d.trans_b = true, d.dtype_in = DType::BF16;
+  testing::Operands op = testing::make_operands(d, 7);
+  std::vector<float> c = op.c;
+  {
+    auto b = make_onednn_backend(OnednnPacking::Always);
+    b->gemm(d, op.A(), op.B(), c.data());
+    const auto bd = b->last_breakdown();
+    ASSERT_TRUE(bd.has_value());
+    EXPECT_GT(bd->compute, 0.0);
+    EXPECT_GT(bd->copy_in, 0.0) << "bf16 weights in the plain layout are reordered in the call";
+    b->prepare(d, op.B());
+    b->gemm(d, op.A(), op.B(), c.data());
+    ASSERT_TRUE(b->last_breakdown().has_value());
+    EXPECT_EQ(b->last_breakdown()->copy_in, 0.0) << "prepared weights are not reordered again";
+    EXPECT_GT(b->last_breakdown()->compute, 0.0);
+  }
+  auto never = make_onednn_backend(OnednnPacking::Never);
+  never->gemm(d, op.A(), op.B(), c.data());
+  ASSERT_TRUE(never->last_breakdown().has_value());
+  EXPECT_EQ(never->last_breakdown()->copy_in, 0.0);
+  EXPECT_GT(never->last_breakdown()->compute, 0.0);
+}
+
 TEST(OnednnGemm, NanInInputIsCaught) {
   auto b = make_onednn_backend();
   GemmDesc d;

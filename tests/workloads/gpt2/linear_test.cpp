@@ -108,6 +108,83 @@ TEST(GemmRunner, UnsupportedDtypeIsAnInputErrorNamingTheBackend) {
   EXPECT_NO_THROW(GemmRunner(bf16_only, DType::BF16));
 }
 
+// Records the operands each call saw, to tell a kept conversion from a fresh one.
+class RecordingBackend : public NaiveBackend {
+ public:
+  void gemm(const GemmDesc& d, const void* A, const void* B, void* C) override {
+    seen.push_back({A, B});
+    NaiveBackend::gemm(d, A, B, C);
+  }
+  std::vector<std::pair<const void*, const void*>> seen;
+};
+
+// backward's dW GEMM reads inp through forward's bf16 copy, not a second
+// conversion; an inp changed in between is converted again, and either way the
+// results are the float64 oracle's.
+TEST(GemmRunner, BackwardUsesForwardsBf16InputUnlessItChanged) {
+  const Dims d{37, 129, 66};
+  for (bool interleaved : {false, true})
+  for (bool change : {false, true}) {
+    SCOPED_TRACE(::testing::Message() << (change ? "inp changed after forward" : "inp as forward saw it")
+                                      << (interleaved ? ", interleaved in blocks of 8 rows" : ""));
+    RecordingBackend be;
+    GemmRunner run(be, DType::BF16);
+    auto inp = random_vector(std::int64_t(d.N) * d.K, 1), W = random_vector(std::int64_t(d.OC) * d.K, 2);
+    auto bias = random_vector(d.OC, 3), dout = random_vector(std::int64_t(d.N) * d.OC, 4);
+    std::vector<bf16_t> W16(W.size());
+    convert_to_bf16(W16.data(), W.data(), std::int64_t(W.size()));
+    std::vector<float> out(std::size_t(d.N) * d.OC), dinp(std::size_t(d.N) * d.K), dW(W.size()), db(d.OC, 0.0f);
+    run.set_grad_order(interleaved ? GradOrder::Interleaved : GradOrder::Standard, 0, 8);
+    run.forward(out.data(), inp.data(), W.data(), W16.data(), bias.data(), d.N, d.K, d.OC);
+    if (change)
+      for (float& x : inp) x = 0.75f * x - 0.125f;
+    run.backward(dinp.data(), dW.data(), db.data(), dout.data(), inp.data(), W.data(), W16.data(), d.N, d.K, d.OC,
+                 false);
+    // forward, then dX and dW per block of rows; each dW reads its block of inp.
+    ASSERT_EQ(be.seen.size(), interleaved ? 1u + 2u * ((d.N + 7) / 8) : 3u);
+    const auto* fwd_inp = static_cast<const bf16_t*>(be.seen[0].first);
+    for (std::size_t call = 2, blk = 0; call < be.seen.size(); call += 2, ++blk) {
+      const auto* dw_inp = static_cast<const bf16_t*>(be.seen[call].second);
+      EXPECT_EQ(dw_inp == fwd_inp + blk * 8 * d.K, !change) << "block " << blk;
+    }
+    std::vector<float> rout, rdinp, rdW(W.size(), 0.0f), rdb(d.OC, 0.0f);
+    oracle(d, inp, W, bias, dout, true, rout, rdinp, rdW, rdb);
+    EXPECT_TRUE(all_close("dinp", dinp, rdinp, 1e-5, 1e-5));
+    EXPECT_TRUE(all_close("dW", dW, rdW, 1e-5, 1e-5));
+  }
+}
+
+// The bf16 conversion is part of the op and is reported in its breakdown, apart
+// from the GEMMs; fp32 on a backend with every layout copies nothing.
+TEST(GemmRunner, Bf16ConversionIsInTheOpsBreakdown) {
+  const Dims d{64, 256, 192};
+  auto inp = random_vector(std::int64_t(d.N) * d.K, 1), W = random_vector(std::int64_t(d.OC) * d.K, 2);
+  auto dout = random_vector(std::int64_t(d.N) * d.OC, 4);
+  std::vector<bf16_t> W16(W.size());
+  convert_to_bf16(W16.data(), W.data(), std::int64_t(W.size()));
+  std::vector<float> out(std::size_t(d.N) * d.OC), dinp(std::size_t(d.N) * d.K), dW(W.size());
+  for (DType dt : {DType::BF16, DType::F32}) {
+    SCOPED_TRACE(to_string(dt));
+    NaiveBackend be;
+    GemmRunner run(be, dt);
+    Profiler prof;
+    run.set_profiler(&prof);
+    run.set_grad_order(GradOrder::Standard);
+    run.forward(out.data(), inp.data(), W.data(), W16.data(), nullptr, d.N, d.K, d.OC);
+    const double fwd_copy = prof.breakdown_total.copy_in;
+    run.backward(dinp.data(), dW.data(), nullptr, dout.data(), inp.data(), W.data(), W16.data(), d.N, d.K, d.OC,
+                 false);
+    if (dt == DType::F32) {
+      EXPECT_EQ(prof.breakdown_calls, 0);
+      continue;
+    }
+    EXPECT_EQ(prof.breakdown_calls, 3);  // every GEMM of the op, so its compute is whole
+    EXPECT_GT(fwd_copy, 0.0);
+    EXPECT_GT(prof.breakdown_total.copy_in, fwd_copy) << "backward converts dout";
+    EXPECT_GT(prof.breakdown_total.compute, 0.0);
+  }
+}
+
 TEST(ConvertToBf16, MatchesScalarConversionIncludingSpecials) {
   auto x = random_vector(100003, 9, -1e3f, 1e3f);
   x[0] = std::numeric_limits<float>::quiet_NaN();
