@@ -92,12 +92,11 @@ void layernorm_backward(float* dinp, float* dw, float* db, const float* dout, co
   const int max_threads = std::int64_t(N) * C >= kParallelMin ? omp_get_max_threads() : 1;
   std::vector<float>& part = thread_scratch(0);
   part.assign(std::size_t(max_threads) * 2 * C, 0.0f);
-  int used = 1;
 #pragma omp parallel num_threads(max_threads)
   {
-    const int tid = omp_get_thread_num();
-#pragma omp single
-    used = omp_get_num_threads();
+    // Every thread reads the team size itself: an `omp single` to publish it
+    // cost a barrier per call, and this kernel runs 25 times a step.
+    const int tid = omp_get_thread_num(), used = omp_get_num_threads();
     float* pdw = part.data() + std::size_t(tid) * 2 * C;
     float* pdb = pdw + C;
 #pragma omp for schedule(static)
@@ -202,17 +201,35 @@ void residual_forward(float* out, const float* a, const float* b, std::int64_t n
   for (std::int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
 }
 
+// A row of logits (V = 50257 floats, 200 KB) does not stay in L1 or L2 between
+// a max pass and an exp-sum pass, and the (N, Vp) block is larger than L3, so
+// two passes read it from DRAM twice. Chunks of kXentChunk floats are read once
+// from memory: their max is taken, the running sum rescaled when the max grows
+// (once per chunk, not per element), and their exps summed while still in L1.
+constexpr int kXentChunk = 2048;
+
 void softmax_xent_forward(float* losses, float* lse, const float* logits, const int* targets, int N, int V,
                           int Vp) {
 #pragma omp parallel for schedule(static) if (std::int64_t(N) * V >= kParallelMin)
   for (int n = 0; n < N; ++n) {
     const float* x = logits + std::int64_t(n) * Vp;
-    float mx = -INFINITY;
-#pragma omp simd reduction(max : mx)
-    for (int i = 0; i < V; ++i) mx = x[i] > mx ? x[i] : mx;
-    float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-    for (int i = 0; i < V; ++i) s += exp_fast(x[i] - mx);
+    float mx = -INFINITY, s = 0.0f;
+    for (int c0 = 0; c0 < V; c0 += kXentChunk) {
+      const int c1 = std::min(V, c0 + kXentChunk);
+      float cm = -INFINITY;
+#pragma omp simd reduction(max : cm)
+      for (int i = c0; i < c1; ++i) cm = x[i] > cm ? x[i] : cm;
+      // The max skips a NaN (every comparison with it is false); its exp below
+      // carries it into the sum, and NaN * anything keeps it there.
+      if (cm > mx) {
+        s *= exp_fast(mx - cm);
+        mx = cm;
+      }
+      float cs = 0.0f;
+#pragma omp simd reduction(+ : cs)
+      for (int i = c0; i < c1; ++i) cs += exp_fast(x[i] - mx);
+      s += cs;
+    }
     const float l = mx + std::log(s);
     lse[n] = l;
     losses[n] = l - x[targets[n]];

@@ -219,5 +219,35 @@ TEST(Kernels, NaNLogitsGiveNaNLoss) {
   EXPECT_TRUE(std::isnan(loss[1]));
 }
 
+// The forward reads each row once in chunks, rescaling its running sum when a
+// later chunk holds a larger logit: rows whose maximum sits in the first, a
+// middle or the last (partial) chunk, and rows rising or falling along the
+// vocabulary, against the reference; a NaN after the maximum, or in a chunk
+// whose maximum is smaller, still gives a NaN loss.
+TEST(Kernels, SoftmaxCrossEntropyForwardWhereverTheMaximumIs) {
+  const int V = 5 * 2048 + 77, Vp = V + 3, N = 6;
+  auto logits = random_vector(std::int64_t(N) * Vp, 91, -4, 4);
+  auto row = [&](int n) { return logits.data() + std::int64_t(n) * Vp; };
+  row(0)[3] = 30.0f;
+  row(1)[2 * 2048 + 5] = 30.0f;
+  row(2)[V - 1] = 30.0f;
+  for (int i = 0; i < V; ++i) row(3)[i] = -20.0f + 40.0f * i / V;
+  for (int i = 0; i < V; ++i) row(4)[i] = 20.0f - 40.0f * i / V;
+  std::vector<int> tg = {0, 2 * 2048 + 5, V - 1, V - 2, 1, 7};
+  std::vector<float> loss(N), lse(N), rloss(N), rlse(N);
+  kernels::softmax_xent_forward(loss.data(), lse.data(), logits.data(), tg.data(), N, V, Vp);
+  reference::softmax_xent_forward(rloss.data(), rlse.data(), logits.data(), tg.data(), N, V, Vp);
+  const double bound = lse_error_bound(V, 50.0, 40.0);
+  EXPECT_TRUE(all_close("lse", lse, rlse, 0.0, bound));
+  EXPECT_TRUE(all_close("loss", loss, rloss, 0.0, bound + 0x1p-24 * 48));
+  for (int n : {0, 5}) {
+    auto bad = logits;
+    bad[std::size_t(n) * Vp + 3 * 2048 + 1] = std::numeric_limits<float>::quiet_NaN();
+    kernels::softmax_xent_forward(loss.data(), lse.data(), bad.data(), tg.data(), N, V, Vp);
+    EXPECT_TRUE(std::isnan(loss[n])) << n;
+    EXPECT_TRUE(std::isnan(lse[n])) << n;
+  }
+}
+
 }  // namespace
 }  // namespace flopwatt::gpt2
