@@ -30,6 +30,24 @@ int round_up(int x, int m) { return (x + m - 1) / m * m; }
 // a[0, n) = softmax(scale * s[0, n)), a[n, T) = 0: one causal attention row.
 // s may be a itself (each s[t2] is read before a[t2] is written).
 inline void causal_softmax_row(float* a, const float* s, int n, int T, float scale) {
+#if defined(__AVX512F__)
+  // exp16 rather than exp_fast in an `omp simd` loop: see fast_math.h.
+  const __m512 sc = _mm512_set1_ps(scale);
+  __m512 vmx = _mm512_set1_ps(-INFINITY);
+  for (int t2 = 0; t2 < n; t2 += 16) {
+    const __mmask16 m = n - t2 >= 16 ? simd::kAll : static_cast<__mmask16>((1u << (n - t2)) - 1);
+    vmx = _mm512_mask_max_ps(vmx, m, vmx, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, s + t2), sc));
+  }
+  const __m512 mx = _mm512_set1_ps(simd::hmax16(vmx));
+  __m512 vsum = _mm512_setzero_ps();
+  for (int t2 = 0; t2 < n; t2 += 16) {
+    const __mmask16 m = n - t2 >= 16 ? simd::kAll : static_cast<__mmask16>((1u << (n - t2)) - 1);
+    const __m512 e = simd::exp16(_mm512_fmsub_ps(_mm512_maskz_loadu_ps(m, s + t2), sc, mx));
+    _mm512_mask_storeu_ps(a + t2, m, e);
+    vsum = _mm512_mask_add_ps(vsum, m, vsum, e);
+  }
+  const float inv = 1.0f / simd::hsum16(vsum);
+#else
   float mx = -INFINITY;
 #pragma omp simd reduction(max : mx)
   for (int t2 = 0; t2 < n; ++t2) {
@@ -44,22 +62,25 @@ inline void causal_softmax_row(float* a, const float* s, int n, int T, float sca
     sum += e;
   }
   const float inv = 1.0f / sum;
+#endif
 #pragma omp simd
   for (int t2 = 0; t2 < n; ++t2) a[t2] *= inv;
 #pragma omp simd
   for (int t2 = n; t2 < T; ++t2) a[t2] = 0.0f;
 }
 
-// o[r][c0 + j] = sum_{k0 <= k < k1} p[r][k] * x[k][c0 + j] for r < R, j < 16:
-// R x 16 accumulators held in registers across the whole k loop.
+// o[r][c0 + j] = sum_{k0 <= k < k1} p[r pr + k pk] * x[k][c0 + j] for r < R, j < 16:
+// R x 16 accumulators held in registers across the whole k loop. p is read
+// through two strides so that p^T (pr = 1) needs no transposed copy.
 template <int R>
-inline void panel_block(float* o, int ldo, const float* p, int ldp, const float* x, int ldx, int k0, int k1, int c0) {
+inline void panel_block(float* o, int ldo, const float* p, int pr, int pk, const float* x, int ldx, int k0, int k1,
+                        int c0) {
   float acc[R][kLanes] = {};
   for (int k = k0; k < k1; ++k) {
     const float* xr = x + std::int64_t(k) * ldx + c0;
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      const float pv = p[std::int64_t(r) * ldp + k];
+      const float pv = p[std::int64_t(r) * pr + std::int64_t(k) * pk];
 #pragma omp simd
       for (int j = 0; j < kLanes; ++j) acc[r][j] += pv * xr[j];
     }
@@ -73,13 +94,20 @@ inline void panel_block(float* o, int ldo, const float* p, int ldp, const float*
 // s[r][c0 + j] = sum_i q[r][i] * kt[i][c0 + j] for r < R, j < 16.
 template <int R>
 inline void dot_block(float* s, int lds, const float* q, int ldq, const float* kt, int ldk, int hs, int c0) {
-  panel_block<R>(s, lds, q, ldq, kt, ldk, 0, hs, c0);
+  panel_block<R>(s, lds, q, ldq, 1, kt, ldk, 0, hs, c0);
 }
 
 // o[r][:hs] = sum_{k0 <= k < k1} p[r][k] * x[k][:hs] for r < R; hs % 16 == 0.
 template <int R>
 inline void axpy_block(float* o, int ldo, const float* p, int ldp, const float* x, int ldx, int k0, int k1, int hs) {
-  for (int c0 = 0; c0 < hs; c0 += kLanes) panel_block<R>(o, ldo, p, ldp, x, ldx, k0, k1, c0);
+  for (int c0 = 0; c0 < hs; c0 += kLanes) panel_block<R>(o, ldo, p, ldp, 1, x, ldx, k0, k1, c0);
+}
+
+// The same with p transposed: o[r][:hs] = sum_k p[k][r] * x[k][:hs].
+template <int R>
+inline void axpy_block_t(float* o, int ldo, const float* p, int ldp, const float* x, int ldx, int k0, int k1,
+                         int hs) {
+  for (int c0 = 0; c0 < hs; c0 += kLanes) panel_block<R>(o, ldo, p, 1, ldp, x, ldx, k0, k1, c0);
 }
 
 // Packs rows [0, T) of an (T, ld) head slice into a (hs, Tp) transpose, zero-padded.
@@ -137,12 +165,6 @@ void attention_forward_blocked(float* out, float* att, const float* qkv, int B, 
   }
 }
 
-// (T, T) row-major -> transposed, row stride Tp.
-void transpose_square(float* dst, int Tp, const float* src, int lds, int T) {
-  for (int r = 0; r < T; ++r)
-    for (int c = 0; c < T; ++c) dst[std::int64_t(c) * Tp + r] = src[std::int64_t(r) * lds + c];
-}
-
 void attention_backward_blocked(float* dqkv, const float* dout, const float* qkv, const float* att, int B, int T,
                                 int C, int NH) {
   const int C3 = 3 * C, hs = C / NH, Tp = round_up(T, kLanes);
@@ -150,13 +172,9 @@ void attention_backward_blocked(float* dqkv, const float* dout, const float* qkv
 #pragma omp parallel if (std::int64_t(B) * NH * T * T * hs >= kParallelMin)
   {
     std::vector<float>& vt = scratch(3);
-    std::vector<float>& D = scratch(4);   // datt, then dpre in place
-    std::vector<float>& DT = scratch(5);  // dpre^T
-    std::vector<float>& AT = scratch(6);  // att^T
+    std::vector<float>& D = scratch(4);  // datt, then dpre in place
     vt.resize(std::size_t(hs) * Tp);
     D.resize(std::size_t(Tp) * Tp);
-    DT.resize(std::size_t(Tp) * Tp);
-    AT.resize(std::size_t(Tp) * Tp);
 #pragma omp for collapse(2) schedule(static)
     for (int b = 0; b < B; ++b)
       for (int h = 0; h < NH; ++h) {
@@ -192,17 +210,17 @@ void attention_backward_blocked(float* dqkv, const float* dout, const float* qkv
           axpy_block<4>(dq + std::int64_t(t0) * C3, C3, D.data() + std::int64_t(t0) * Tp, Tp, k, C3, 0, t0 + 4, hs);
         for (; t0 < T; ++t0)
           axpy_block<1>(dq + std::int64_t(t0) * C3, C3, D.data() + std::int64_t(t0) * Tp, Tp, k, C3, 0, t0 + 1, hs);
-        // dk = dpre^T q and dv = att^T dout: key rows [t0, t0+R) get queries >= t0
-        transpose_square(DT.data(), Tp, D.data(), Tp, T);
-        transpose_square(AT.data(), Tp, A, T, T);
+        // dk = dpre^T q and dv = att^T dout: key rows [t0, t0+R) get queries >= t0.
+        // dpre and att are read down their columns in place: transposed copies
+        // of both cost as much as the two products at T = 64.
         t0 = 0;
         for (; t0 + 4 <= T; t0 += 4) {
-          axpy_block<4>(dk + std::int64_t(t0) * C3, C3, DT.data() + std::int64_t(t0) * Tp, Tp, q, C3, t0, T, hs);
-          axpy_block<4>(dv + std::int64_t(t0) * C3, C3, AT.data() + std::int64_t(t0) * Tp, Tp, dy, C, t0, T, hs);
+          axpy_block_t<4>(dk + std::int64_t(t0) * C3, C3, D.data() + t0, Tp, q, C3, t0, T, hs);
+          axpy_block_t<4>(dv + std::int64_t(t0) * C3, C3, A + t0, T, dy, C, t0, T, hs);
         }
         for (; t0 < T; ++t0) {
-          axpy_block<1>(dk + std::int64_t(t0) * C3, C3, DT.data() + std::int64_t(t0) * Tp, Tp, q, C3, t0, T, hs);
-          axpy_block<1>(dv + std::int64_t(t0) * C3, C3, AT.data() + std::int64_t(t0) * Tp, Tp, dy, C, t0, T, hs);
+          axpy_block_t<1>(dk + std::int64_t(t0) * C3, C3, D.data() + t0, Tp, q, C3, t0, T, hs);
+          axpy_block_t<1>(dv + std::int64_t(t0) * C3, C3, A + t0, T, dy, C, t0, T, hs);
         }
       }
   }

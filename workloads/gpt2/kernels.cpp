@@ -172,20 +172,59 @@ void bias_backward(float* dbias, const float* dout, int N, int OC) {
   }
 }
 
+#if defined(__AVX512F__)
+// Lanes [i, min(i + 16, n)) of an n-element array: the masked tail needs no scalar loop.
+inline __mmask16 lanes(std::int64_t i, std::int64_t n) {
+  return n - i >= 16 ? simd::kAll : static_cast<__mmask16>((1u << (n - i)) - 1);
+}
+#endif
+
 // gelu(x) = 0.5 x (1 + tanh u) = x * sigmoid(2u), u = k (x + 0.044715 x^3):
 // the sigmoid form needs one exp and no cancellation near 1 + tanh u = 0.
 void gelu_forward(float* out, const float* inp, std::int64_t n) {
+#if defined(__AVX512F__)
+  const std::int64_t blocks = (n + 15) / 16;
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::int64_t i = b * 16;
+    const __mmask16 m = lanes(i, n);
+    const __m512 x = _mm512_maskz_loadu_ps(m, inp + i);
+    const __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.044715f), x), x), x);
+    const __m512 u = _mm512_mul_ps(_mm512_set1_ps(kGeluK), _mm512_add_ps(x, x3));
+    _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(x, simd::sigmoid16(_mm512_add_ps(u, u))));
+  }
+#else
 #pragma omp parallel for simd schedule(static) if (n >= kParallelMin)
   for (std::int64_t i = 0; i < n; ++i) {
     const float x = inp[i];
     const float u = kGeluK * (x + 0.044715f * x * x * x);
     out[i] = x * sigmoid_fast(2.0f * u);
   }
+#endif
 }
 
 // With s = sigmoid(2u): 0.5 (1 + tanh u) = s and sech^2 u = 4 s (1 - s), so
 // gelu'(x) = s + 2 x s (1 - s) k (1 + 3 * 0.044715 x^2).
 void gelu_backward_inplace(float* d, const float* inp, std::int64_t n) {
+#if defined(__AVX512F__)
+  const std::int64_t blocks = (n + 15) / 16;
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::int64_t i = b * 16;
+    const __mmask16 m = lanes(i, n);
+    const __m512 x = _mm512_maskz_loadu_ps(m, inp + i);
+    const __m512 xx = _mm512_mul_ps(x, x);
+    const __m512 u = _mm512_mul_ps(_mm512_set1_ps(kGeluK),
+                                   _mm512_fmadd_ps(_mm512_mul_ps(_mm512_set1_ps(0.044715f), xx), x, x));
+    const __m512 s = simd::sigmoid16(_mm512_add_ps(u, u));
+    const __m512 one = _mm512_set1_ps(1.0f);
+    // 2 k x s (1 - s) (1 + 0.134145 x^2)
+    const __m512 t = _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(2.0f * kGeluK), x), s),
+                                   _mm512_mul_ps(_mm512_sub_ps(one, s), _mm512_fmadd_ps(_mm512_set1_ps(0.134145f), xx, one)));
+    const __m512 g = _mm512_add_ps(s, t);
+    _mm512_mask_storeu_ps(d + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, d + i), g));
+  }
+#else
 #pragma omp parallel for simd schedule(static) if (n >= kParallelMin)
   for (std::int64_t i = 0; i < n; ++i) {
     const float x = inp[i];
@@ -194,6 +233,7 @@ void gelu_backward_inplace(float* d, const float* inp, std::int64_t n) {
     const float g = s + 2.0f * x * s * (1.0f - s) * kGeluK * (1.0f + 0.134145f * x * x);
     d[i] *= g;
   }
+#endif
 }
 
 void residual_forward(float* out, const float* a, const float* b, std::int64_t n) {
@@ -207,6 +247,39 @@ void residual_forward(float* out, const float* a, const float* b, std::int64_t n
 // from memory: their max is taken, the running sum rescaled when the max grows
 // (once per chunk, not per element), and their exps summed while still in L1.
 constexpr int kXentChunk = 2048;
+
+// sum over i < n of exp(x[i] - shift)
+inline float exp_sum(const float* x, int n, float shift) {
+#if defined(__AVX512F__)
+  const __m512 sh = _mm512_set1_ps(shift);
+  __m512 acc = _mm512_setzero_ps();
+  for (int i = 0; i < n; i += 16) {
+    const __mmask16 m = lanes(i, n);
+    // maskz: lanes past n add exp(...) of nothing, i.e. 0.
+    acc = _mm512_mask_add_ps(acc, m, acc, simd::exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), sh)));
+  }
+  return simd::hsum16(acc);
+#else
+  float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+  for (int i = 0; i < n; ++i) s += exp_fast(x[i] - shift);
+  return s;
+#endif
+}
+
+// x[i] = exp(x[i] - shift) * scale for i < n
+inline void exp_scale(float* x, int n, float shift, float scale) {
+#if defined(__AVX512F__)
+  const __m512 sh = _mm512_set1_ps(shift), sc = _mm512_set1_ps(scale);
+  for (int i = 0; i < n; i += 16) {
+    const __mmask16 m = lanes(i, n);
+    _mm512_mask_storeu_ps(x + i, m, _mm512_mul_ps(simd::exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), sh)), sc));
+  }
+#else
+#pragma omp simd
+  for (int i = 0; i < n; ++i) x[i] = exp_fast(x[i] - shift) * scale;
+#endif
+}
 
 void softmax_xent_forward(float* losses, float* lse, const float* logits, const int* targets, int N, int V,
                           int Vp) {
@@ -225,10 +298,7 @@ void softmax_xent_forward(float* losses, float* lse, const float* logits, const 
         s *= exp_fast(mx - cm);
         mx = cm;
       }
-      float cs = 0.0f;
-#pragma omp simd reduction(+ : cs)
-      for (int i = c0; i < c1; ++i) cs += exp_fast(x[i] - mx);
-      s += cs;
+      s += exp_sum(x + c0, c1 - c0, mx);
     }
     const float l = mx + std::log(s);
     lse[n] = l;
@@ -242,8 +312,7 @@ void softmax_xent_backward_inplace(float* logits, const float* lse, const int* t
   for (int n = 0; n < N; ++n) {
     float* x = logits + std::int64_t(n) * Vp;
     const float l = lse[n];
-#pragma omp simd
-    for (int i = 0; i < V; ++i) x[i] = exp_fast(x[i] - l) * dloss;
+    exp_scale(x, V, l, dloss);
     x[targets[n]] -= dloss;
 #pragma omp simd
     for (int i = V; i < Vp; ++i) x[i] = 0.0f;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -33,6 +34,43 @@ TEST(ExpFast, MatchesLibmAcrossTheRange) {
   EXPECT_LT(exp_fast(-1000.0f), 1e-37f);
   EXPECT_TRUE(std::isfinite(exp_fast(1000.0f)));
 }
+
+#if defined(__AVX512F__)
+// The 16-lane exp and sigmoid the softmax, cross-entropy and GELU loops use, to
+// the same bounds as exp_fast; lanes hold different arguments so a lane mix-up shows.
+TEST(ExpFast, SixteenLanesMatchLibm) {
+  alignas(64) float in[16], out[16];
+  for (float x0 = -87.0f; x0 <= 88.0f; x0 += 0.0137f * 16) {
+    for (int j = 0; j < 16; ++j) in[j] = std::min(88.0f, x0 + 0.0137f * j);
+    _mm512_store_ps(out, simd::exp16(_mm512_load_ps(in)));
+    for (int j = 0; j < 16; ++j) {
+      const double want = std::exp(double(in[j]));
+      ASSERT_NEAR(out[j], want, 3e-7 * want) << "x=" << in[j];
+    }
+    _mm512_store_ps(out, simd::sigmoid16(_mm512_load_ps(in)));
+    for (int j = 0; j < 16; ++j) {
+      const double want = 1.0 / (1.0 + std::exp(-double(in[j])));
+      ASSERT_NEAR(out[j], want, 4e-7 * want) << "x=" << in[j];
+    }
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float special[16] = {0.0f, nan, -1000.0f, 1000.0f, -inf, inf, -0.0f, 1.0f, nan, 2.0f, -2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f};
+  std::copy(special, special + 16, in);
+  _mm512_store_ps(out, simd::exp16(_mm512_load_ps(in)));
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_TRUE(std::isnan(out[1]) && std::isnan(out[8]));
+  EXPECT_LT(out[2], 1e-37f);
+  EXPECT_TRUE(std::isfinite(out[3]));
+  EXPECT_LT(out[4], 1e-37f);
+  EXPECT_TRUE(std::isfinite(out[5]));
+  _mm512_store_ps(out, simd::sigmoid16(_mm512_load_ps(in)));
+  EXPECT_TRUE(std::isnan(out[1]) && std::isnan(out[8]));
+  EXPECT_NEAR(out[2], 0.0f, 1e-37f);
+  EXPECT_EQ(out[3], 1.0f);
+  EXPECT_NEAR(out[4], 0.0f, 1e-37f);
+  EXPECT_EQ(out[5], 1.0f);
+}
+#endif
 
 TEST(Kernels, EncoderForwardBackward) {
   const int B = 3, T = 5, C = 65, V = 11, maxT = 7;
@@ -150,6 +188,21 @@ TEST(Kernels, Gelu) {
     kernels::gelu_backward_inplace(d.data(), x.data(), n);
     reference::gelu_backward_inplace(rd.data(), x.data(), n);
     EXPECT_TRUE(all_close("dgelu", d, rd, 2e-6, 1e-7));
+  }
+}
+
+TEST(Kernels, GeluPassesNaN) {
+  for (std::int64_t n : {5, 16, 100003}) {
+    auto x = random_vector(n, 62, -3, 3);
+    x[n - 1] = x[n / 2] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> y(n);
+    kernels::gelu_forward(y.data(), x.data(), n);
+    auto d = random_vector(n, 63);
+    kernels::gelu_backward_inplace(d.data(), x.data(), n);
+    for (std::int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(std::isnan(y[i]), std::isnan(x[i])) << i;
+      ASSERT_EQ(std::isnan(d[i]), std::isnan(x[i])) << i;
+    }
   }
 }
 
