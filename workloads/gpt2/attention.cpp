@@ -112,13 +112,47 @@ inline void axpy_block_t(float* o, int ldo, const float* p, int ldp, const float
 
 // Packs rows [0, T) of an (T, ld) head slice into a (hs, Tp) transpose, zero-padded.
 void pack_transposed(float* dst, const float* src, int ld, int T, int Tp, int hs) {
+#if defined(__AVX512F__)
+  // 16 x 16 tiles transposed in registers (hs % 16 == 0 on this path): four
+  // rounds of vpermt2ps, each swapping the off-diagonal b x b blocks of every
+  // 2b x 2b block. Element by element, the strided loads and stores of the
+  // transpose took as long as the q k^T product itself at T = hs = 64.
+  __m512i lo[4], hi[4];
+  for (int s = 0, b = 8; b >= 1; ++s, b /= 2) {
+    alignas(64) int l[16], h[16];
+    for (int j = 0; j < 16; ++j) {
+      l[j] = (j & b) ? 16 + j - b : j;
+      h[j] = (j & b) ? 16 + j : j + b;
+    }
+    lo[s] = _mm512_load_si512(l);
+    hi[s] = _mm512_load_si512(h);
+  }
+  for (int t0 = 0; t0 < Tp; t0 += 16)
+    for (int i0 = 0; i0 < hs; i0 += 16) {
+      __m512 r[16];
+#pragma GCC unroll 16
+      for (int j = 0; j < 16; ++j)
+        r[j] = t0 + j < T ? _mm512_loadu_ps(src + std::int64_t(t0 + j) * ld + i0) : _mm512_setzero_ps();
+#pragma GCC unroll 4
+      for (int s = 0; s < 4; ++s)
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; ++j)
+          if (const int b = 8 >> s; !(j & b)) {
+            const __m512 a = r[j], c = r[j + b];
+            r[j] = _mm512_permutex2var_ps(a, lo[s], c);
+            r[j + b] = _mm512_permutex2var_ps(a, hi[s], c);
+          }
+#pragma GCC unroll 16
+      for (int j = 0; j < 16; ++j) _mm512_storeu_ps(dst + std::int64_t(i0 + j) * Tp + t0, r[j]);
+    }
+#else
   for (int i = 0; i < hs; ++i) {
     float* d = dst + std::int64_t(i) * Tp;
     for (int t = 0; t < T; ++t) d[t] = src[std::int64_t(t) * ld + i];
     for (int t = T; t < Tp; ++t) d[t] = 0.0f;
   }
+#endif
 }
-
 
 // q k^T for query rows [t0, t0 + R) against keys [0, t0 + R): causal, so the
 // column chunks stop at the block's last row (the excess is masked by softmax).
