@@ -73,20 +73,24 @@ TEST(ExpFast, SixteenLanesMatchLibm) {
 #endif
 
 TEST(Kernels, EncoderForwardBackward) {
-  const int B = 3, T = 5, C = 65, V = 11, maxT = 7;
-  std::vector<int> tok(B * T);
-  for (int i = 0; i < B * T; ++i) tok[i] = (i * 7) % V;  // repeated tokens: exercises the race-free backward
-  auto wte = random_vector(V * C, 1), wpe = random_vector(maxT * C, 2), dout = random_vector(B * T * C, 3);
-  std::vector<float> out(B * T * C), ref(B * T * C);
-  kernels::encoder_forward(out.data(), tok.data(), wte.data(), wpe.data(), B, T, C);
-  reference::encoder_forward(ref.data(), tok.data(), wte.data(), wpe.data(), B, T, C);
-  EXPECT_TRUE(all_close("encoder out", out, ref, 0, 0));
-  auto dwte = random_vector(V * C, 4), dwpe = random_vector(maxT * C, 5);
-  auto rdwte = dwte, rdwpe = dwpe;
-  kernels::encoder_backward(dwte.data(), dwpe.data(), dout.data(), tok.data(), B, T, C);
-  reference::encoder_backward(rdwte.data(), rdwpe.data(), dout.data(), tok.data(), B, T, C);
-  EXPECT_TRUE(all_close("dwte", dwte, rdwte, 1e-5, 1e-6));
-  EXPECT_TRUE(all_close("dwpe", dwpe, rdwpe, 1e-5, 1e-6));
+  // C = 300: three column tasks of the backward, the last one partial.
+  for (int C : {65, 300}) {
+    SCOPED_TRACE(C);
+    const int B = 3, T = 5, V = 11, maxT = 7;
+    std::vector<int> tok(B * T);
+    for (int i = 0; i < B * T; ++i) tok[i] = (i * 7) % V;  // repeated tokens: exercises the race-free backward
+    auto wte = random_vector(V * C, 1), wpe = random_vector(maxT * C, 2), dout = random_vector(B * T * C, 3);
+    std::vector<float> out(B * T * C), ref(B * T * C);
+    kernels::encoder_forward(out.data(), tok.data(), wte.data(), wpe.data(), B, T, C);
+    reference::encoder_forward(ref.data(), tok.data(), wte.data(), wpe.data(), B, T, C);
+    EXPECT_TRUE(all_close("encoder out", out, ref, 0, 0));
+    auto dwte = random_vector(V * C, 4), dwpe = random_vector(maxT * C, 5);
+    auto rdwte = dwte, rdwpe = dwpe;
+    kernels::encoder_backward(dwte.data(), dwpe.data(), dout.data(), tok.data(), B, T, C);
+    reference::encoder_backward(rdwte.data(), rdwpe.data(), dout.data(), tok.data(), B, T, C);
+    EXPECT_TRUE(all_close("dwte", dwte, rdwte, 1e-5, 1e-6));
+    EXPECT_TRUE(all_close("dwpe", dwpe, rdwpe, 1e-5, 1e-6));
+  }
 }
 
 TEST(Kernels, LayerNormForward) {
