@@ -1,6 +1,6 @@
 // Causal multi-head attention, forward and backward (contracts in kernels.h).
 // One task per (batch, head): it owns that head's slices of every output, so
-// nothing races and nothing needs zeroing. Two implementations:
+// nothing races and nothing needs zeroing (nor a barrier before the region's end). Two implementations:
 //   *_blocked  when hs is a multiple of 16 (GPT-2: 64): the four products
 //              (q k^T, att v, and in backward dout v^T, dpre k, dpre^T q, att^T dout)
 //              run as register-blocked micro-kernels of R rows x 16 lanes that
@@ -171,7 +171,7 @@ void attention_forward_blocked(float* out, float* att, const float* qkv, int B, 
     std::vector<float>& S = scratch(4);
     kt.resize(std::size_t(hs) * Tp);
     S.resize(std::size_t(Tp) * Tp);
-#pragma omp for collapse(2) schedule(static)
+#pragma omp for collapse(2) schedule(static) nowait
     for (int b = 0; b < B; ++b)
       for (int h = 0; h < NH; ++h) {
         const float* q = qkv + std::int64_t(b) * T * C3 + h * hs;
@@ -209,7 +209,7 @@ void attention_backward_blocked(float* dqkv, const float* dout, const float* qkv
     std::vector<float>& D = scratch(4);  // datt, then dpre in place
     vt.resize(std::size_t(hs) * Tp);
     D.resize(std::size_t(Tp) * Tp);
-#pragma omp for collapse(2) schedule(static)
+#pragma omp for collapse(2) schedule(static) nowait
     for (int b = 0; b < B; ++b)
       for (int h = 0; h < NH; ++h) {
         const float* q = qkv + std::int64_t(b) * T * C3 + h * hs;
@@ -272,7 +272,7 @@ void attention_forward_rows(float* out, float* att, const float* qkv, int B, int
     std::vector<float>& acc = scratch(1);
     kt.resize(std::size_t(hs) * T);
     acc.resize(std::size_t(hs) + T);
-#pragma omp for collapse(2) schedule(static)
+#pragma omp for collapse(2) schedule(static) nowait
     for (int b = 0; b < B; ++b)
       for (int h = 0; h < NH; ++h) {
         const float* base = qkv + std::int64_t(b) * T * C3;
@@ -325,7 +325,7 @@ void attention_backward_rows(float* dqkv, const float* dout, const float* qkv, c
     vt.resize(std::size_t(hs) * T);
     dkv.resize(std::size_t(2) * T * hs);
     row.resize(std::size_t(2) * T + hs);
-#pragma omp for collapse(2) schedule(static)
+#pragma omp for collapse(2) schedule(static) nowait
     for (int b = 0; b < B; ++b)
       for (int h = 0; h < NH; ++h) {
         const float* base = qkv + std::int64_t(b) * T * C3;

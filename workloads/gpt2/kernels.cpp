@@ -136,8 +136,10 @@ void layernorm_backward(float* dinp, float* dw, float* db, const float* dout, co
         }
       }
     }
-    // The implicit barrier of `omp for` above makes every partial visible here.
-#pragma omp for schedule(static)
+    // The implicit barrier of `omp for` above makes every partial visible here;
+    // nowait: the end of the parallel region is a barrier already, and on a
+    // shared machine every barrier waits out a descheduled thread.
+#pragma omp for schedule(static) nowait
     for (int i = 0; i < C; ++i) {
       float sw = 0.0f, sb = 0.0f;
       for (int t = 0; t < used; ++t) {
