@@ -18,9 +18,9 @@ namespace {
 // The update rewritten so that no division depends on the step: with
 //   step = lr / bc1, s2 = 1 / sqrt(bc2), decay = 1 - lr wd
 // p -= lr (m / bc1 / (sqrt(v / bc2) + eps) + wd p) is p decay - step m / (sqrt(v) s2 + eps).
-// The loop as first written had three divisions and a square root per element;
-// on Zen 4 a 512-bit divide issues once per ~5 cycles and a square root once
-// per ~9, so the pass was bound by the divider, not by memory.
+// The loop as first written divided three times per element (by bc1, by bc2
+// and by the denominator); the pass is meant to be bound by its 28 (or 30)
+// bytes per parameter, so the per-element arithmetic is kept to one sqrt.
 struct Coeffs {
   float b1, c1, b2, c2, step, s2, eps, decay;
 };
