@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+#include <vector>
+
 #include "tests/workloads/gpt2/compare.h"
 
 namespace flopwatt::gpt2 {
@@ -34,6 +38,61 @@ TEST(AdamW, MatchesReferenceOverSteps) {
       // The shadow holds the parameters after the last update that wrote it (t=5).
       for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(shadow[i], f32_to_bf16(p[i]));
     }
+  }
+}
+
+// The kernel splits work at 64-byte boundaries of p: arrays that start off that
+// boundary, at different offsets from each other, with a shadow that cannot
+// take aligned stores, and lengths around the parallel threshold, must all give
+// the reference's numbers. Offsets are in floats into over-allocated buffers.
+TEST(AdamW, AnyAlignmentAndLength) {
+  struct Case {
+    std::int64_t n;
+    int off_p, off_g, off_mv, off_s;
+  };
+  for (auto [n, op, og, omv, os] : {Case{16 * 1024 + 5, 0, 0, 0, 0}, Case{16 * 1024 + 5, 3, 1, 7, 3},
+                                    Case{16 * 1024 * 3 + 13, 1, 0, 2, 4}, Case{40, 15, 0, 15, 0},
+                                    Case{17, 9, 2, 1, 1}}) {
+    SCOPED_TRACE(::testing::Message() << "n=" << n << " offsets p " << op << " g " << og << " m,v " << omv
+                                      << " shadow " << os);
+    AdamWConfig c;
+    c.lr = 3e-3f;
+    c.weight_decay = 0.1f;
+    const std::int64_t pad = 32;
+    auto p = random_vector(n + pad, 2), g = random_vector(n + pad, 3, -0.5f, 0.5f);
+    std::vector<float> m(n + pad, 0), v(n + pad, 0);
+    std::vector<bf16_t> shadow(n + pad, 0);
+    std::vector<float> rp(p.begin() + op, p.begin() + op + n), rm(n, 0), rv(n, 0);
+    std::vector<float> rg(g.begin() + og, g.begin() + og + n);
+    for (int t = 1; t <= 3; ++t) {
+      adamw_update(p.data() + op, g.data() + og, m.data() + omv, v.data() + omv, shadow.data() + os, n, c, t);
+      adamw_update_reference(rp.data(), rg.data(), rm.data(), rv.data(), n, c, t);
+    }
+    EXPECT_TRUE(all_close("p", p.data() + op, rp.data(), n, 1e-6, 1e-7));
+    EXPECT_TRUE(all_close("m", m.data() + omv, rm.data(), n, 1e-5, 1e-8));
+    EXPECT_TRUE(all_close("v", v.data() + omv, rv.data(), n, 1e-5, 1e-10));
+    for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(shadow[os + i], f32_to_bf16(p[op + i])) << i;
+    // Nothing outside [0, n) is touched.
+    for (int i = 0; i < os; ++i) ASSERT_EQ(shadow[i], 0);
+    for (std::int64_t i = os + n; i < n + pad; ++i) ASSERT_EQ(shadow[i], 0);
+    for (int i = 0; i < omv; ++i) ASSERT_EQ(m[i], 0.0f);
+  }
+}
+
+// A NaN gradient poisons its own parameter and moments, and its bf16 copy is a
+// NaN too: a diverged run must not look like a finite one in either precision.
+TEST(AdamW, NaNGradientGivesNaNParameterAndShadow) {
+  const std::int64_t n = 16 * 2048 + 3;
+  AdamWConfig c;
+  auto p = random_vector(n, 4), g = random_vector(n, 5);
+  std::vector<float> m(n, 0), v(n, 0);
+  std::vector<bf16_t> shadow(n);
+  for (std::int64_t i : {std::int64_t(0), std::int64_t(5), n / 2, n - 1}) g[i] = std::numeric_limits<float>::quiet_NaN();
+  adamw_update(p.data(), g.data(), m.data(), v.data(), shadow.data(), n, c, 1);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const bool want_nan = std::isnan(g[i]);
+    ASSERT_EQ(std::isnan(p[i]), want_nan) << i;
+    ASSERT_EQ(std::isnan(bf16_to_f32(shadow[i])), want_nan) << i;
   }
 }
 

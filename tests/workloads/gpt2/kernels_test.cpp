@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -34,21 +35,62 @@ TEST(ExpFast, MatchesLibmAcrossTheRange) {
   EXPECT_TRUE(std::isfinite(exp_fast(1000.0f)));
 }
 
+#if defined(__AVX512F__)
+// The 16-lane exp and sigmoid the softmax, cross-entropy and GELU loops use, to
+// the same bounds as exp_fast; lanes hold different arguments so a lane mix-up shows.
+TEST(ExpFast, SixteenLanesMatchLibm) {
+  alignas(64) float in[16], out[16];
+  for (float x0 = -87.0f; x0 <= 88.0f; x0 += 0.0137f * 16) {
+    for (int j = 0; j < 16; ++j) in[j] = std::min(88.0f, x0 + 0.0137f * j);
+    _mm512_store_ps(out, simd::exp16(_mm512_load_ps(in)));
+    for (int j = 0; j < 16; ++j) {
+      const double want = std::exp(double(in[j]));
+      ASSERT_NEAR(out[j], want, 3e-7 * want) << "x=" << in[j];
+    }
+    _mm512_store_ps(out, simd::sigmoid16(_mm512_load_ps(in)));
+    for (int j = 0; j < 16; ++j) {
+      const double want = 1.0 / (1.0 + std::exp(-double(in[j])));
+      ASSERT_NEAR(out[j], want, 4e-7 * want) << "x=" << in[j];
+    }
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float special[16] = {0.0f, nan, -1000.0f, 1000.0f, -inf, inf, -0.0f, 1.0f, nan, 2.0f, -2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f};
+  std::copy(special, special + 16, in);
+  _mm512_store_ps(out, simd::exp16(_mm512_load_ps(in)));
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_TRUE(std::isnan(out[1]) && std::isnan(out[8]));
+  EXPECT_LT(out[2], 1e-37f);
+  EXPECT_TRUE(std::isfinite(out[3]));
+  EXPECT_LT(out[4], 1e-37f);
+  EXPECT_TRUE(std::isfinite(out[5]));
+  _mm512_store_ps(out, simd::sigmoid16(_mm512_load_ps(in)));
+  EXPECT_TRUE(std::isnan(out[1]) && std::isnan(out[8]));
+  EXPECT_NEAR(out[2], 0.0f, 1e-37f);
+  EXPECT_EQ(out[3], 1.0f);
+  EXPECT_NEAR(out[4], 0.0f, 1e-37f);
+  EXPECT_EQ(out[5], 1.0f);
+}
+#endif
+
 TEST(Kernels, EncoderForwardBackward) {
-  const int B = 3, T = 5, C = 65, V = 11, maxT = 7;
-  std::vector<int> tok(B * T);
-  for (int i = 0; i < B * T; ++i) tok[i] = (i * 7) % V;  // repeated tokens: exercises the race-free backward
-  auto wte = random_vector(V * C, 1), wpe = random_vector(maxT * C, 2), dout = random_vector(B * T * C, 3);
-  std::vector<float> out(B * T * C), ref(B * T * C);
-  kernels::encoder_forward(out.data(), tok.data(), wte.data(), wpe.data(), B, T, C);
-  reference::encoder_forward(ref.data(), tok.data(), wte.data(), wpe.data(), B, T, C);
-  EXPECT_TRUE(all_close("encoder out", out, ref, 0, 0));
-  auto dwte = random_vector(V * C, 4), dwpe = random_vector(maxT * C, 5);
-  auto rdwte = dwte, rdwpe = dwpe;
-  kernels::encoder_backward(dwte.data(), dwpe.data(), dout.data(), tok.data(), B, T, C);
-  reference::encoder_backward(rdwte.data(), rdwpe.data(), dout.data(), tok.data(), B, T, C);
-  EXPECT_TRUE(all_close("dwte", dwte, rdwte, 1e-5, 1e-6));
-  EXPECT_TRUE(all_close("dwpe", dwpe, rdwpe, 1e-5, 1e-6));
+  // C = 300: three column tasks of the backward, the last one partial.
+  for (int C : {65, 300}) {
+    SCOPED_TRACE(C);
+    const int B = 3, T = 5, V = 11, maxT = 7;
+    std::vector<int> tok(B * T);
+    for (int i = 0; i < B * T; ++i) tok[i] = (i * 7) % V;  // repeated tokens: exercises the race-free backward
+    auto wte = random_vector(V * C, 1), wpe = random_vector(maxT * C, 2), dout = random_vector(B * T * C, 3);
+    std::vector<float> out(B * T * C), ref(B * T * C);
+    kernels::encoder_forward(out.data(), tok.data(), wte.data(), wpe.data(), B, T, C);
+    reference::encoder_forward(ref.data(), tok.data(), wte.data(), wpe.data(), B, T, C);
+    EXPECT_TRUE(all_close("encoder out", out, ref, 0, 0));
+    auto dwte = random_vector(V * C, 4), dwpe = random_vector(maxT * C, 5);
+    auto rdwte = dwte, rdwpe = dwpe;
+    kernels::encoder_backward(dwte.data(), dwpe.data(), dout.data(), tok.data(), B, T, C);
+    reference::encoder_backward(rdwte.data(), rdwpe.data(), dout.data(), tok.data(), B, T, C);
+    EXPECT_TRUE(all_close("dwte", dwte, rdwte, 1e-5, 1e-6));
+    EXPECT_TRUE(all_close("dwpe", dwpe, rdwpe, 1e-5, 1e-6));
+  }
 }
 
 TEST(Kernels, LayerNormForward) {
@@ -153,6 +195,21 @@ TEST(Kernels, Gelu) {
   }
 }
 
+TEST(Kernels, GeluPassesNaN) {
+  for (std::int64_t n : {5, 16, 100003}) {
+    auto x = random_vector(n, 62, -3, 3);
+    x[n - 1] = x[n / 2] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> y(n);
+    kernels::gelu_forward(y.data(), x.data(), n);
+    auto d = random_vector(n, 63);
+    kernels::gelu_backward_inplace(d.data(), x.data(), n);
+    for (std::int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(std::isnan(y[i]), std::isnan(x[i])) << i;
+      ASSERT_EQ(std::isnan(d[i]), std::isnan(x[i])) << i;
+    }
+  }
+}
+
 TEST(Kernels, Residual) {
   const std::int64_t n = 65537;
   auto a = random_vector(n, 70), b = random_vector(n, 71);
@@ -217,6 +274,36 @@ TEST(Kernels, NaNLogitsGiveNaNLoss) {
   kernels::softmax_xent_forward(loss.data(), lse.data(), logits.data(), tg.data(), N, V, Vp);
   EXPECT_TRUE(std::isfinite(loss[0]));
   EXPECT_TRUE(std::isnan(loss[1]));
+}
+
+// The forward reads each row once in chunks, rescaling its running sum when a
+// later chunk holds a larger logit: rows whose maximum sits in the first, a
+// middle or the last (partial) chunk, and rows rising or falling along the
+// vocabulary, against the reference; a NaN after the maximum, or in a chunk
+// whose maximum is smaller, still gives a NaN loss.
+TEST(Kernels, SoftmaxCrossEntropyForwardWhereverTheMaximumIs) {
+  const int V = 5 * 2048 + 77, Vp = V + 3, N = 6;
+  auto logits = random_vector(std::int64_t(N) * Vp, 91, -4, 4);
+  auto row = [&](int n) { return logits.data() + std::int64_t(n) * Vp; };
+  row(0)[3] = 30.0f;
+  row(1)[2 * 2048 + 5] = 30.0f;
+  row(2)[V - 1] = 30.0f;
+  for (int i = 0; i < V; ++i) row(3)[i] = -20.0f + 40.0f * i / V;
+  for (int i = 0; i < V; ++i) row(4)[i] = 20.0f - 40.0f * i / V;
+  std::vector<int> tg = {0, 2 * 2048 + 5, V - 1, V - 2, 1, 7};
+  std::vector<float> loss(N), lse(N), rloss(N), rlse(N);
+  kernels::softmax_xent_forward(loss.data(), lse.data(), logits.data(), tg.data(), N, V, Vp);
+  reference::softmax_xent_forward(rloss.data(), rlse.data(), logits.data(), tg.data(), N, V, Vp);
+  const double bound = lse_error_bound(V, 50.0, 40.0);
+  EXPECT_TRUE(all_close("lse", lse, rlse, 0.0, bound));
+  EXPECT_TRUE(all_close("loss", loss, rloss, 0.0, bound + 0x1p-24 * 48));
+  for (int n : {0, 5}) {
+    auto bad = logits;
+    bad[std::size_t(n) * Vp + 3 * 2048 + 1] = std::numeric_limits<float>::quiet_NaN();
+    kernels::softmax_xent_forward(loss.data(), lse.data(), bad.data(), tg.data(), N, V, Vp);
+    EXPECT_TRUE(std::isnan(loss[n])) << n;
+    EXPECT_TRUE(std::isnan(lse[n])) << n;
+  }
 }
 
 }  // namespace
