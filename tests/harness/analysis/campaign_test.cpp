@@ -243,7 +243,14 @@ TEST(Campaign, PaperFiguresFromGpt2RunsOnBothSupplies) {
   battery.run.measurements = rows(4e-3, 1e-3, 8e-3, 2e-3, 3.0, 2.0);
   battery.run.measurements[5].energy = {{"battery:BAT0", energy(2e9, 10)}};
   battery.run.measurements[6].energy = {{"battery:BAT0", energy(3e9, 12)}};
-  const json f = paper_figures(compare_mains_battery({mains}, {battery}, {}));
+  json c = compare_mains_battery({mains}, {battery}, {});
+  const json f = paper_figures(c);
+  // As campaign --suite paper writes it into comparison.json.
+  c["suite"] = "paper";
+  c["valid"] = {{"mains", true}, {"battery", true}};
+  c["invalid_reasons"] = {{"mains", json::array()}, {"battery", json::array()}};
+  c["paper"] = f;
+  EXPECT_EQ(schema_violations(c, "comparison.schema.json"), "");
   EXPECT_EQ(f["npu"], "npu:sim-phoenix");
   EXPECT_TRUE(f["npu_simulated"].get<bool>());
   ASSERT_EQ(f["figures"].size(), 4u);
@@ -265,7 +272,13 @@ TEST(Campaign, PaperFiguresFromGpt2RunsOnBothSupplies) {
   EXPECT_NE(md.find("npu:sim-phoenix (simulated)"), std::string::npos) << md;
 
   // Without a battery phase the battery figures say why they are missing.
-  const json m = paper_figures(compare_mains_battery({mains}, {}, {}));
+  json mc = compare_mains_battery({mains}, {}, {});
+  const json m = paper_figures(mc);
+  mc["suite"] = "paper";
+  mc["valid"] = {{"mains", true}, {"battery", false}};
+  mc["invalid_reasons"] = {{"mains", json::array()}, {"battery", json::array({"no battery phase"})}};
+  mc["paper"] = m;
+  EXPECT_EQ(schema_violations(mc, "comparison.schema.json"), "");
   EXPECT_TRUE(m["figures"][2]["here"].is_null());
   EXPECT_NE(m["figures"][2]["why_missing"].get<std::string>().find("no battery phase"), std::string::npos);
   EXPECT_NEAR(m["figures"][1]["here"].get<double>(), 1.6, 1e-9);
