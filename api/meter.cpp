@@ -91,23 +91,23 @@ Meter::Window Meter::begin(const std::string& name) {
 
 WindowResult Meter::end(Window w, double flop) {
   const std::int64_t t1 = EnergyMeter::now_ns();
-  WindowResult r;
+  std::string name;
   std::int64_t t0 = 0;
   {
     std::lock_guard lock(impl_->mu);
     if (w.id == 0 || w.slot >= impl_->slots.size() || impl_->slots[w.slot].id != w.id)
       throw std::invalid_argument("flopwatt::Meter::end: the window is not open (ended twice, or another meter's)");
     Slot& s = impl_->slots[w.slot];
-    r.name = s.name;
+    name = s.name;
     t0 = s.t0_ns;
     s.id = 0;
     impl_->free.push_back(w.slot);
   }
   // The same judgement as every row of `flopwatt run`, and the same path as
   // flopwatt_bench's loops (window_result.h).
-  WindowResult judged = window_result(*impl_->energy, impl_->supply.get(), impl_->domains, {t0, t1, flop, false});
-  judged.name = std::move(r.name);
-  return judged;
+  WindowResult r = window_result(*impl_->energy, impl_->supply.get(), impl_->domains, {t0, t1, flop, false});
+  r.name = std::move(name);
+  return r;
 }
 
 }  // namespace flopwatt
