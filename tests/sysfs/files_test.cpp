@@ -218,6 +218,8 @@ TEST(Sysfs, CachesOfCpu0ReadBelowTheRoot) {
   EXPECT_TRUE(cpu0_caches(t.path("nothing")).empty());
 }
 
+// PCI vendor, device and revision files hold "0x%04x"/"0x%02x"
+// (drivers/pci/pci-sysfs.c), the one place sysfs numbers are hex.
 TEST(Sysfs, PciIdsOnlyInTheirHexForm) {
   EXPECT_EQ(parse_hex_0x("0x1022"), 0x1022u);
   EXPECT_EQ(parse_hex_0x("0x17F0"), 0x17f0u);
@@ -226,6 +228,8 @@ TEST(Sysfs, PciIdsOnlyInTheirHexForm) {
     EXPECT_FALSE(parse_hex_0x(bad)) << bad;
 }
 
+// A device's driver link is relative, ../../../bus/pci/drivers/NAME
+// (Documentation/ABI/testing/sysfs-bus-pci, "driver").
 TEST(Sysfs, LinkTargetNameIsTheLastComponent) {
   FixtureTree d;
   const std::string link = d.path("driver");
@@ -236,6 +240,10 @@ TEST(Sysfs, LinkTargetNameIsTheLastComponent) {
   EXPECT_FALSE(link_target_name(d.path("absent")));
 }
 
+// /proc/cpuinfo as arch/x86/kernel/cpu/proc.c prints it ("key\t: value", a
+// blank line between CPUs) and /proc/meminfo as fs/proc/meminfo.c does
+// ("Key:" padded, the value in kB), both described in
+// Documentation/filesystems/proc.rst.
 TEST(Sysfs, CpuinfoAndMeminfoReadBelowTheRoot) {
   FixtureTree d;
   d.write("proc/cpuinfo",
