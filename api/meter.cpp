@@ -89,25 +89,30 @@ Meter::Window Meter::begin(const std::string& name) {
   return {s.id, slot};
 }
 
-WindowResult Meter::end(Window w, double flop) {
+Meter::Closed Meter::close(Window w, double flop) {
   const std::int64_t t1 = EnergyMeter::now_ns();
-  std::string name;
-  std::int64_t t0 = 0;
-  {
-    std::lock_guard lock(impl_->mu);
-    if (w.id == 0 || w.slot >= impl_->slots.size() || impl_->slots[w.slot].id != w.id)
-      throw std::invalid_argument("flopwatt::Meter::end: the window is not open (ended twice, or another meter's)");
-    Slot& s = impl_->slots[w.slot];
-    name = s.name;
-    t0 = s.t0_ns;
-    s.id = 0;
-    impl_->free.push_back(w.slot);
-  }
+  Closed c;
+  c.t1_ns = t1;
+  c.flop = flop;
+  std::lock_guard lock(impl_->mu);
+  if (w.id == 0 || w.slot >= impl_->slots.size() || impl_->slots[w.slot].id != w.id)
+    throw std::invalid_argument("flopwatt::Meter: the window is not open (ended twice, or another meter's)");
+  Slot& s = impl_->slots[w.slot];
+  c.name.assign(s.name);
+  c.t0_ns = s.t0_ns;
+  s.id = 0;
+  impl_->free.push_back(w.slot);
+  return c;
+}
+
+WindowResult Meter::result(const Closed& c) {
   // The same judgement as every row of `flopwatt run`, and the same path as
   // flopwatt_bench's loops (window_result.h).
-  WindowResult r = window_result(*impl_->energy, impl_->supply.get(), impl_->domains, {t0, t1, flop, false});
-  r.name = std::move(name);
+  WindowResult r = window_result(*impl_->energy, impl_->supply.get(), impl_->domains, {c.t0_ns, c.t1_ns, c.flop, false});
+  r.name = c.name;
   return r;
 }
+
+WindowResult Meter::end(Window w, double flop) { return result(close(w, flop)); }
 
 }  // namespace flopwatt

@@ -26,7 +26,7 @@ WindowResult window_result(EnergyMeter& energy, power::SupplyMonitor* supply,
   // the state's name. Polled after t1, so the window's end is covered.
   std::optional<power::SupplyTrack> track;
   if (supply) {
-    supply->poll_now();
+    supply->cover(span.t1_ns);
     track = supply->track();
   }
   judge_window(m, energy, track ? &*track : nullptr, span.t0_ns, span.t1_ns);

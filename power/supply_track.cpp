@@ -122,6 +122,14 @@ void SupplyMonitor::poll_now() {
   track_.observe(ps, monotonic_ns());
 }
 
+void SupplyMonitor::cover(std::int64_t t_ns) {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (track_.polls() > 0 && track_.last_poll_ns() >= t_ns) return;
+  }
+  poll_now();
+}
+
 void SupplyMonitor::start() {
   std::lock_guard<std::mutex> g(mu_);
   if (running_) return;

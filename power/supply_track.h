@@ -46,6 +46,7 @@ class SupplyTrack {
   std::optional<Supply> first_supply() const { return first_; }
   std::optional<Supply> last_supply() const { return last_; }
   std::int64_t polls() const { return polls_; }
+  std::int64_t last_poll_ns() const { return last_ns_; }  // 0 before the first
   // True when a change may have happened inside [t0, t1] (its (after, t]
   // interval overlaps the window), or when no poll covers the window's ends.
   bool changed_during(std::int64_t t0_ns, std::int64_t t1_ns) const;
@@ -85,6 +86,11 @@ class SupplyMonitor {
   void start();  // polls once at once, then every period
   void stop();   // joins the thread after one last poll
   void poll_now();  // an extra poll (at a window's edge, say)
+  // Makes the track cover t_ns: polls now unless a poll at or after t_ns is
+  // already in it. A window's end needs a poll after it, but windows ending
+  // together (a loop's windows judged after it, a result asked for late)
+  // share one, so judging them does not read power_supply once each.
+  void cover(std::int64_t t_ns);
   SupplyTrack track() const;  // a copy, safe while the thread runs
 
  private:

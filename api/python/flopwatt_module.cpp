@@ -6,8 +6,9 @@
 //       train_step()
 //   print(w.energy_j, w.headline, w.headline_why, [s.id for s in w.sources])
 //
-// The window's figures are filled when the `with` block exits; before that
-// they are None. The GIL is released while the meter waits for its samples.
+// The `with` block's exit only closes the window (a clock read: a training
+// loop never waits for the sampler); its figures are judged the first time
+// one is read, with the GIL released while the meter waits for its samples.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -22,16 +23,27 @@ using flopwatt::WindowResult;
 
 namespace {
 
-// A window as Python sees it: opened by __enter__, judged by __exit__.
+// A window as Python sees it: opened by __enter__, closed by __exit__,
+// judged when a figure is first read.
 struct PyWindow {
   std::shared_ptr<Meter> meter;
   std::string name;
   double flop = 0;
   std::optional<Meter::Window> open;
+  std::optional<Meter::Closed> closed;
   std::optional<WindowResult> result;
 
-  const WindowResult& done() const {
-    if (!result) throw std::runtime_error("flopwatt window '" + name + "' has not ended: read it after the with block");
+  const WindowResult& done() {
+    if (!result) {
+      if (!closed) throw std::runtime_error("flopwatt window '" + name + "' has not ended: read it after the with block");
+      WindowResult r;
+      {
+        py::gil_scoped_release release;
+        r = meter->result(*closed);
+      }
+      // Another thread may have judged it while the GIL was released: same figures.
+      if (!result) result = std::move(r);
+    }
     return *result;
   }
 };
@@ -67,29 +79,28 @@ PYBIND11_MODULE(flopwatt, mod) {
 
   py::class_<PyWindow, std::shared_ptr<PyWindow>>(mod, "Window")
       .def("__enter__", [](std::shared_ptr<PyWindow> w) {
-        if (w->open || w->result) throw std::runtime_error("flopwatt window '" + w->name + "' was already used");
+        if (w->open || w->closed) throw std::runtime_error("flopwatt window '" + w->name + "' was already used");
         w->open = w->meter->begin(w->name);
         return w;
       })
       .def("__exit__", [](PyWindow& w, py::object, py::object, py::object) {
         if (!w.open) return false;
-        py::gil_scoped_release release;
-        w.result = w.meter->end(*w.open, w.flop);
+        w.closed = w.meter->close(*w.open, w.flop);
         w.open.reset();
         return false;  // an exception in the block propagates
       })
       .def_readonly("name", &PyWindow::name)
-      .def_property_readonly("duration_s", [](const PyWindow& w) { return w.done().duration_s; })
-      .def_property_readonly("flop", [](const PyWindow& w) { return w.done().flop; })
-      .def_property_readonly("flop_per_s", [](const PyWindow& w) { return w.done().flop_per_s; })
-      .def_property_readonly("energy_j", [](const PyWindow& w) { return w.done().energy_j; })
-      .def_property_readonly("avg_power_w", [](const PyWindow& w) { return w.done().avg_power_w; })
-      .def_property_readonly("flop_per_j", [](const PyWindow& w) { return w.done().flop_per_j; })
-      .def_property_readonly("headline", [](const PyWindow& w) { return w.done().headline; })
-      .def_property_readonly("headline_why", [](const PyWindow& w) { return w.done().headline_why; })
-      .def_property_readonly("supply", [](const PyWindow& w) { return w.done().supply; })
-      .def_property_readonly("notes", [](const PyWindow& w) { return w.done().notes; })
-      .def_property_readonly("sources", [](const PyWindow& w) { return w.done().sources; });
+      .def_property_readonly("duration_s", [](PyWindow& w) { return w.done().duration_s; })
+      .def_property_readonly("flop", [](PyWindow& w) { return w.done().flop; })
+      .def_property_readonly("flop_per_s", [](PyWindow& w) { return w.done().flop_per_s; })
+      .def_property_readonly("energy_j", [](PyWindow& w) { return w.done().energy_j; })
+      .def_property_readonly("avg_power_w", [](PyWindow& w) { return w.done().avg_power_w; })
+      .def_property_readonly("flop_per_j", [](PyWindow& w) { return w.done().flop_per_j; })
+      .def_property_readonly("headline", [](PyWindow& w) { return w.done().headline; })
+      .def_property_readonly("headline_why", [](PyWindow& w) { return w.done().headline_why; })
+      .def_property_readonly("supply", [](PyWindow& w) { return w.done().supply; })
+      .def_property_readonly("notes", [](PyWindow& w) { return w.done().notes; })
+      .def_property_readonly("sources", [](PyWindow& w) { return w.done().sources; });
 
   py::class_<Meter, std::shared_ptr<Meter>>(mod, "Meter")
       .def(py::init([](const std::string& power, const std::string& sysfs_root, const std::string& power_log,

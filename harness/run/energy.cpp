@@ -198,7 +198,7 @@ std::string EnergyMeter::supply_name(std::int64_t t0, std::int64_t t1) const {
 
 void EnergyMeter::judge(Measurement& m, std::int64_t t0, std::int64_t t1) const {
   if (!impl_->supply) return judge_window(m, *this, nullptr, t0, t1);
-  impl_->supply->poll_now();  // after t1: the window's end is covered
+  impl_->supply->cover(t1);  // a poll after t1: the window's end is covered
   const power::SupplyTrack track = impl_->supply->track();
   judge_window(m, *this, &track, t0, t1);
 }

@@ -502,7 +502,7 @@ bool Gpt2Runner::train(OpenRun& run, double sample_period_s, std::FILE* out) {
     std::optional<bool> supply_changed;
     std::optional<power::SupplyTrack> track;
     if (run.supply) {
-      run.supply->poll_now();
+      run.supply->cover(measured.back()->t1);
       track = run.supply->track();
       supply_changed = track->changed_during(measured.front()->t0, measured.back()->t1);
     }

@@ -9,6 +9,8 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
+#include <new>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -20,6 +22,21 @@
 #include <vector>
 
 namespace fs = std::filesystem;
+
+// Allocations made by this thread, to hold begin/close to "nothing allocated
+// per window after the first" (the sampler's thread allocates as it likes).
+thread_local long t_allocations = 0;
+
+void* operator new(std::size_t n) {
+  ++t_allocations;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return operator new(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -96,6 +113,51 @@ TEST_F(MeterTest, WindowsNestAndOverlap) {
   EXPECT_EQ(rb.name, "b");
   EXPECT_GT(ro.duration_s, ra.duration_s + 0.15);
   EXPECT_GT(*ro.energy_j, *ra.energy_j + *rb.energy_j - 20 * 0.25);  // a and b share 0.2 s
+}
+
+// A loop closes its windows without waiting; their figures are judged after
+// it, each the same as end() would have given.
+TEST_F(MeterTest, ClosedWindowsAreJudgedAfterTheLoop) {
+  flopwatt::Meter m(at_20_watts());
+  std::vector<flopwatt::Meter::Closed> closed;
+  for (int i = 0; i < 3; ++i) {
+    auto w = m.begin("step");
+    sleep_s(0.32);
+    closed.push_back(m.close(w, 1e9));
+    EXPECT_THROW(m.close(w), std::invalid_argument);
+  }
+  for (std::size_t i = 0; i < closed.size(); ++i) {
+    const auto& c = closed[i];
+    EXPECT_EQ(c.name, "step");
+    EXPECT_NEAR(double(c.t1_ns - c.t0_ns) * 1e-9, 0.32, 0.1);
+    if (i > 0) {
+      EXPECT_GE(c.t0_ns, closed[i - 1].t1_ns);
+    }
+    const flopwatt::WindowResult r = m.result(c);
+    ASSERT_TRUE(r.energy_j) << r.headline_why;
+    EXPECT_NEAR(*r.energy_j, kWatts * r.duration_s, 0.05 * kWatts * r.duration_s);
+    EXPECT_EQ(r.name, "step");
+    ASSERT_TRUE(r.flop_per_j);
+    const flopwatt::WindowResult again = m.result(c);
+    EXPECT_EQ(*again.energy_j, *r.energy_j) << "judging twice changes nothing";
+    EXPECT_EQ(again.headline, r.headline);
+  }
+}
+
+TEST_F(MeterTest, OpeningAndClosingAllocatesNothingAfterTheFirstWindow) {
+  flopwatt::Meter m(at_20_watts());
+  const std::string names[] = {"step", "fifteen-chars-x"};  // fit the string's own buffer
+  for (const auto& n : names) m.close(m.begin(n));         // the first window sizes the slots
+  const long before = t_allocations;
+  for (int i = 0; i < 1000; ++i) {
+    auto outer = m.begin(names[i % 2]);
+    auto inner = m.begin(names[(i + 1) % 2]);
+    const auto ci = m.close(inner, 1);
+    const auto co = m.close(outer);
+    ASSERT_EQ(ci.name, names[(i + 1) % 2]);
+    ASSERT_LE(co.t0_ns, ci.t0_ns);
+  }
+  EXPECT_EQ(t_allocations - before, 0);
 }
 
 TEST_F(MeterTest, AWindowEndsOnce) {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "fixture_tree.h"
+#include "power/clock.h"
 
 using namespace flopwatt::power;
 using flopwatt::power::testing::FixtureTree;
@@ -126,4 +127,35 @@ TEST(SupplyMonitor, SeesAnUnplugDuringARun) {
   EXPECT_EQ(tr.changes()[0].what, "supply");
   EXPECT_LE(tr.changes()[0].after_ns, tr.changes()[0].t_ns);
   EXPECT_GE(tr.polls(), 5);
+}
+
+// A window's end needs a poll after it; windows that end before the last poll
+// share it, and one that ends after it gets a fresh read, which sees an
+// unplug that happened since.
+TEST(SupplyMonitor, CoverPollsOnlyWhenNoPollIsAfterTheTime) {
+  FixtureTree t;
+  t.write("sys/class/power_supply/AC/type", "Mains\n");
+  t.write("sys/class/power_supply/AC/online", "1\n");
+  battery(t, "BAT0", "Charging");
+  SupplyMonitor m(t.root());  // no thread: only cover() polls
+  const std::int64_t start = monotonic_ns();
+  m.cover(start);
+  const std::int64_t first = m.track().last_poll_ns();
+  ASSERT_GE(first, start);
+  ASSERT_EQ(m.track().polls(), 1);
+  m.cover(first - 1000);
+  m.cover(first);
+  EXPECT_EQ(m.track().polls(), 1) << "a window ending before the last poll is covered by it";
+
+  t.write("sys/class/power_supply/AC/online", "0\n");
+  t.write("sys/class/power_supply/BAT0/status", "Discharging\n");
+  const std::int64_t end = monotonic_ns();
+  m.cover(end);
+  const SupplyTrack tr = m.track();
+  EXPECT_EQ(tr.polls(), 2);
+  EXPECT_GE(tr.last_poll_ns(), end);
+  EXPECT_TRUE(tr.changed_during(first, end));
+  EXPECT_EQ(*tr.last_supply(), Supply::Battery);
+  m.cover(end);
+  EXPECT_EQ(m.track().polls(), 2);
 }

@@ -103,11 +103,31 @@ class FLOPWATT_PUBLIC Meter {
   // Opens a window now. Cheap: a clock read and a slot; no allocation once a
   // slot has held a name as long.
   Window begin(const std::string& name);
-  // Closes it now and judges it. Waits until every source has a sample past
-  // the window's end (a counter's next sample, at most a gauge's update
-  // interval), so a window on a slow gauge (a battery updating every few
-  // seconds) should be that long or more.
+  // A window closed but not yet judged: its name, its ends on the meter's
+  // clock (CLOCK_MONOTONIC) and its FLOP. A plain value; judge it any time
+  // while the meter lives, as often as you like.
+  struct Closed {
+    std::string name;
+    std::int64_t t0_ns = 0;
+    std::int64_t t1_ns = 0;
+    double flop = 0;
+  };
+
+  // Closes the window now and judges it: close() then result(). Waits until
+  // the headline source has a sample past the window's end (a counter's next
+  // sample, at most about two of a gauge's update intervals), so a window on
+  // a slow gauge (a battery updating every few seconds) should be that long
+  // or more, and a loop that must not stall should close() instead.
   WindowResult end(Window w, double flop = 0);
+  // Closes the window now without waiting for anything: a clock read and a
+  // slot freed (no allocation for a name short enough for the string's own
+  // buffer). What a training loop calls at each step's end.
+  Closed close(Window w, double flop = 0);
+  // Judges a closed window by the same rule as end(). Waits only while the
+  // samples past its end have not arrived yet, so results asked for after
+  // the loop cost no waiting; windows that end before the last poll of the
+  // power supply share that poll.
+  WindowResult result(const Closed& c);
 
  private:
   struct Impl;
