@@ -1,5 +1,6 @@
 #include "flopwatt/meter.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -33,6 +34,31 @@ struct Meter::Impl {
   std::vector<Slot> slots;
   std::vector<std::uint32_t> free;
   std::uint64_t next_id = 1;
+  std::int64_t history_ns = 0;    // 0: keep every sample
+  std::int64_t last_prune_ns = 0;  // guarded by mu
+  std::int64_t forgotten_ns = 0;   // guarded by mu: samples before it are gone
+
+  // Drops samples older than the history, but never an open window's, at
+  // most four times per history length (an erase from the front is linear).
+  // Returns the time before which samples are gone.
+  std::int64_t prune() {
+    std::int64_t horizon;
+    {
+      std::lock_guard lock(mu);
+      const std::int64_t now = EnergyMeter::now_ns();
+      if (history_ns <= 0 || now - last_prune_ns < history_ns / 4) return forgotten_ns;
+      last_prune_ns = now;
+      horizon = now - history_ns;
+      for (const Slot& s : slots)
+        if (s.id != 0) horizon = std::min(horizon, s.t0_ns);
+      if (horizon <= forgotten_ns) return forgotten_ns;
+      // Raised before the samples go, so a result racing with this prune
+      // refuses its window rather than integrating half its samples.
+      forgotten_ns = horizon;
+    }
+    energy->forget_before(horizon);
+    return horizon;
+  }
 };
 
 Meter::Meter(const MeterOptions& o) : impl_(std::make_unique<Impl>()) {
@@ -43,6 +69,7 @@ Meter::Meter(const MeterOptions& o) : impl_(std::make_unique<Impl>()) {
   p.sample_period_s = o.sample_period_s;
   p.headline_domain = o.headline_domain;
   p.idle_s = 0;  // a library user's windows are gross; net figures need a quiet machine we cannot promise
+  impl_->history_ns = std::int64_t(std::max(0.0, o.history_s) * 1e9);
   impl_->root = resolve_sysfs_root(o.sysfs_root);
   impl_->energy = std::make_unique<EnergyMeter>(p);
   impl_->domains = source_domains(*impl_->energy);
@@ -106,6 +133,16 @@ Meter::Closed Meter::close(Window w, double flop) {
 }
 
 WindowResult Meter::result(const Closed& c) {
+  if (c.t0_ns < impl_->prune()) {
+    WindowResult r;
+    r.name = c.name;
+    r.duration_s = double(c.t1_ns - c.t0_ns) * 1e-9;
+    r.flop = c.flop;
+    if (c.flop > 0 && r.duration_s > 0) r.flop_per_s = c.flop / r.duration_s;
+    r.headline_why = "the window began more than MeterOptions::history_s ago and its samples were dropped; "
+                     "judge it sooner or raise history_s";
+    return r;
+  }
   // The same judgement as every row of `flopwatt run`, and the same path as
   // flopwatt_bench's loops (window_result.h).
   WindowResult r = window_result(*impl_->energy, impl_->supply.get(), impl_->domains, {c.t0_ns, c.t1_ns, c.flop, false});

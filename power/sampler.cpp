@@ -45,6 +45,7 @@ struct Sampler::Impl {
   std::vector<Track> tracks;
   std::unordered_map<std::string, std::size_t> index;
   std::int64_t period_ns = 10'000'000;
+  std::int64_t forgotten_ns = 0;  // guarded by mu: samples before it were dropped
 
   mutable std::mutex mu;
   std::condition_variable data_cv;
@@ -174,6 +175,13 @@ WindowEnergy Sampler::energy(const std::string& source_id, std::int64_t t0_ns, s
   std::unique_lock<std::mutex> lk(impl_->mu);
   while (impl_->running && (tr.samples.empty() || tr.samples.back().t_ns < t1_ns) && monotonic_ns() < deadline)
     impl_->data_cv.wait_until(lk, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deadline)));
+  if (t0_ns < impl_->forgotten_ns) {
+    WindowEnergy w;
+    w.gap = true;
+    w.low_confidence = true;
+    w.why_low = "the samples of the window's start were dropped (kept only from the last forget_before)";
+    return w;
+  }
   WindowEnergy w = integrate_window(tr.samples, tr.kind, t0_ns, t1_ns, rules);
   for (const auto& gp : tr.gaps) {
     // A counter integrates in hardware: once it is back, interpolating across
@@ -226,6 +234,20 @@ std::vector<SourceSamples> Sampler::drain_samples() {
     out.push_back(std::move(s));
   }
   return out;
+}
+
+void Sampler::forget_before(std::int64_t t_ns) {
+  std::lock_guard<std::mutex> g(impl_->mu);
+  if (t_ns <= impl_->forgotten_ns) return;
+  impl_->forgotten_ns = t_ns;
+  for (auto& tr : impl_->tracks) {
+    auto keep = std::upper_bound(tr.samples.begin(), tr.samples.end(), t_ns,
+                                 [](std::int64_t t, const Sample& x) { return t < x.t_ns; });
+    if (keep != tr.samples.begin()) --keep;  // the last sample at or before t_ns stays
+    const auto n = std::size_t(keep - tr.samples.begin());
+    tr.samples.erase(tr.samples.begin(), keep);
+    tr.drained -= std::min(tr.drained, n);
+  }
 }
 
 }  // namespace flopwatt::power

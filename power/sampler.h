@@ -49,6 +49,12 @@ class Sampler {
   WindowEnergy energy(const std::string& source_id, std::int64_t t0_ns, std::int64_t t1_ns, bool wait = true);
   // Samples taken since the last drain, per source (for samples.csv, written incrementally).
   std::vector<SourceSamples> drain_samples();
+  // Drops every source's samples before t_ns but the last one at or before
+  // it (the interpolation of a window starting at t_ns needs it), so a
+  // long-lived sampler (a library meter in a days-long training run) does
+  // not grow without bound. A window starting before t_ns is then a gap
+  // with that reason. Samples not yet drained are dropped too.
+  void forget_before(std::int64_t t_ns);
   // Where a source was gone: from its last good read before reads began to
   // fail to the first good read after (to_ns 0: still gone).
   struct Gap {

@@ -104,17 +104,18 @@ PYBIND11_MODULE(flopwatt, mod) {
 
   py::class_<Meter, std::shared_ptr<Meter>>(mod, "Meter")
       .def(py::init([](const std::string& power, const std::string& sysfs_root, const std::string& power_log,
-                       double sample_period_s, const std::string& headline_domain) {
+                       double sample_period_s, const std::string& headline_domain, double history_s) {
              flopwatt::MeterOptions o;
              o.power = power;
              o.sysfs_root = sysfs_root;
              o.power_log = power_log;
              o.sample_period_s = sample_period_s;
              o.headline_domain = headline_domain;
+             o.history_s = history_s;
              return std::make_shared<Meter>(o);
            }),
            py::arg("power") = "auto", py::arg("sysfs_root") = "", py::arg("power_log") = "",
-           py::arg("sample_period_s") = 0.010, py::arg("headline_domain") = "")
+           py::arg("sample_period_s") = 0.010, py::arg("headline_domain") = "", py::arg("history_s") = 3600.0)
       .def_property_readonly("active", &Meter::active)
       .def_property_readonly("sources", &Meter::sources)
       .def_property_readonly("headline_source", &Meter::headline_source)

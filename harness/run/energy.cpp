@@ -323,6 +323,10 @@ std::vector<power::SourceSamples> EnergyMeter::drain_samples() {
   return impl_->sampler ? impl_->sampler->drain_samples() : std::vector<power::SourceSamples>{};
 }
 
+void EnergyMeter::forget_before(std::int64_t t_ns) {
+  if (impl_->sampler) impl_->sampler->forget_before(t_ns);
+}
+
 std::int64_t EnergyMeter::now_ns() { return monotonic_ns(); }
 
 }  // namespace flopwatt

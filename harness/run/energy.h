@@ -97,6 +97,8 @@ class EnergyMeter {
   std::map<std::string, EnergyFigures> window(std::int64_t t0_ns, std::int64_t t1_ns, double flop, bool net = true,
                                               bool wait_all = true);
   std::vector<power::SourceSamples> drain_samples();
+  // power::Sampler::forget_before: bounds a long-lived meter's memory.
+  void forget_before(std::int64_t t_ns);
   static std::int64_t now_ns();
   // The battery sources (domain "battery"), each with the batteries it reads
   // ("BAT0"; several for a summed source).

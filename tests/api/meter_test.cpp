@@ -169,6 +169,38 @@ TEST_F(MeterTest, OpeningAndClosingAllocatesNothingAfterTheFirstWindow) {
   EXPECT_EQ(t_allocations - before, 0);
 }
 
+// Samples older than the history go, so a meter in a long run stays small;
+// a window judged after its samples went says so instead of integrating what
+// is left, and an open window keeps its samples however old it is.
+TEST_F(MeterTest, SamplesOlderThanTheHistoryGoButNotAnOpenWindows) {
+  flopwatt::MeterOptions o = at_20_watts();
+  o.history_s = 0.4;
+  flopwatt::Meter m(o);
+  auto old = m.begin("old");
+  sleep_s(0.35);
+  const auto c_old = m.close(old);
+  const auto r_old_now = m.result(c_old);
+  ASSERT_TRUE(r_old_now.energy_j) << "judged in time: " << r_old_now.headline_why;
+
+  sleep_s(0.3);
+  auto held = m.begin("held open");
+  sleep_s(0.3);
+  auto young = m.begin("young");
+  sleep_s(0.35);
+  const auto r_young = m.end(young);  // its result prunes what is older than 0.4 s
+  ASSERT_TRUE(r_young.energy_j) << r_young.headline_why;
+  const auto r_old = m.result(c_old);
+  EXPECT_EQ(r_old.name, "old");
+  EXPECT_FALSE(r_old.energy_j) << "a window whose samples were dropped has no figure";
+  EXPECT_NE(r_old.headline_why.find("history_s"), std::string::npos) << r_old.headline_why;
+  EXPECT_NEAR(r_old.duration_s, r_old_now.duration_s, 1e-12);
+  // Began 0.65 s ago, more than the history, but open through the prune.
+  const auto r_held = m.end(held);
+  ASSERT_TRUE(r_held.energy_j) << "an open window keeps its samples: " << r_held.headline_why;
+  EXPECT_GT(r_held.duration_s, 0.6);
+  EXPECT_NEAR(*r_held.energy_j, kWatts * r_held.duration_s, 0.05 * kWatts * r_held.duration_s);
+}
+
 TEST_F(MeterTest, AWindowEndsOnce) {
   flopwatt::MeterOptions none;
   none.power = "none";

@@ -33,6 +33,10 @@ struct MeterOptions {
   std::string power_log;         // an external meter's log or pipe ("t_seconds,watts" lines)
   double sample_period_s = 0.010;
   std::string headline_domain;   // empty: the widest domain available
+  // How long samples are kept, so a meter living through a days-long run
+  // stays small: a window can be judged until this long after it began
+  // (an open window's samples are kept however old it is). 0: keep all.
+  double history_s = 3600;
 };
 
 // One power source as discovered: unavailable ones say why and how to fix it.
@@ -126,7 +130,8 @@ class FLOPWATT_PUBLIC Meter {
   // Judges a closed window by the same rule as end(). Waits only while the
   // samples past its end have not arrived yet, so results asked for after
   // the loop cost no waiting; windows that end before the last poll of the
-  // power supply share that poll.
+  // power supply share that poll. A window that began more than
+  // MeterOptions::history_s ago has no energy figures, and says so.
   WindowResult result(const Closed& c);
 
  private:
