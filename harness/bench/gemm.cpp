@@ -3,7 +3,9 @@
 #include <random>
 #include <set>
 
+#include "harness/output/run_model.h"
 #include "harness/run/backend_registry.h"
+#include "harness/runners/gemm_runner.h"
 #include "harness/runners/gemm_operands.h"
 #include "workloads/shapes.h"
 
@@ -48,14 +50,33 @@ struct GemmBenchmarks::Impl {
   EnergyOptions eo;
   std::vector<std::unique_ptr<Backend>> backends;
   OperandCache cache;
+  const RooflineSet* roofs = nullptr;
+  std::vector<std::string>* above_roof = nullptr;
 
   struct Case {
     Impl* impl;
     Backend* b;
+    GemmShape shape;
     GemmDesc d;
     std::string skip;  // why not, when the backend does not support the shape
   };
   std::vector<std::unique_ptr<Case>> cases;
+
+  // The row as `run gemm` places it on the roofline, at this loop's speed.
+  void place(const Case& c, benchmark::State& st, double seconds) {
+    if (!roofs || !roofs->host || st.iterations() == 0 || !(seconds > 0)) return;
+    Measurement m = gemm_row(c.shape, c.d, *c.b);
+    m.flop_per_s = m.flop * double(st.iterations()) / seconds;
+    m.time_s.median = seconds / double(st.iterations());
+    place_measurement(m, *roofs);
+    if (!m.fraction_of_roof) return;
+    st.counters["roof_fraction"] = *m.fraction_of_roof;
+    if (*m.fraction_of_roof > kRoofTolerance) {
+      const auto rows = rows_above_roof({m});
+      st.SetLabel("above its roof: " + rows.front());
+      if (above_roof) above_roof->push_back(rows.front());
+    }
+  }
 
   void run(Case& c, benchmark::State& st) {
     if (!c.skip.empty()) {
@@ -88,12 +109,15 @@ struct GemmBenchmarks::Impl {
     }
     EnergyWindow w(meter, eo);
     w.start();
+    const std::int64_t t0 = EnergyMeter::now_ns();
     for (auto _ : st) {
       GemmOperands& s = sets[i++ % n];
       c.b->gemm(c.d, s.A(c.d.dtype_in), s.B(c.d.dtype_in), s.c.data());
       benchmark::ClobberMemory();
     }
+    const std::int64_t t1 = EnergyMeter::now_ns();
     w.stop(st, flop);
+    place(c, st, double(t1 - t0) * 1e-9);
   }
 };
 
@@ -106,6 +130,8 @@ GemmBenchmarks::~GemmBenchmarks() = default;
 
 Registered GemmBenchmarks::register_all(const GemmBenchOptions& o) {
   Registered r;
+  impl_->roofs = o.roofs;
+  impl_->above_roof = o.above_roof;
   const auto shapes = parse_shapes(o.shapes, "--shapes");
   auto& bs = impl_->backends;
   bs = select_backends(o.backends.empty() ? "all" : o.backends, "--backends");
@@ -122,6 +148,7 @@ Registered GemmBenchmarks::register_all(const GemmBenchOptions& o) {
       auto c = std::make_unique<Impl::Case>();
       c->impl = impl_.get();
       c->b = b;
+      c->shape = s;
       c->d = s.desc;
       c->d.dtype_in = o.dtype;
       if (!b->supports(c->d))

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/bench/energy.h"
+#include "harness/run/roofline.h"
 #include "workloads/backend.h"
 
 namespace flopwatt::gbench {
@@ -14,6 +15,11 @@ struct GemmBenchOptions {
   std::string shapes = "gpt2-124m";  // as `flopwatt run gemm --shapes`
   std::string backends;              // empty: every available backend but the naive oracle
   DType dtype = DType::F32;
+  // This machine's stored ceilings (null: none stored): each host row gets a
+  // `roof_fraction` counter, and a row above kRoofTolerance of its roof a
+  // label saying so and an entry in *above_roof.
+  const RooflineSet* roofs = nullptr;
+  std::vector<std::string>* above_roof = nullptr;
 };
 
 struct Registered {

@@ -24,7 +24,9 @@
 #include "harness/bench/gpt2.h"
 #include "harness/bench/grad_order.h"
 #include "harness/bench/record.h"
+#include "harness/run/ceilings_store.h"
 #include "harness/run/context.h"
+#include "harness/output/run_model.h"
 #include "harness/run/session.h"
 #include "harness/store/store.h"
 #include "harness/output/version.h"
@@ -252,6 +254,17 @@ int bench_main(int argc, char** argv) {
   go.shapes = a.shapes;
   go.backends = a.backends;
   go.dtype = *dt;
+  // The GEMM rows' roofs: this machine's stored ceilings (`flopwatt run peak`),
+  // never measured here, where seconds of peak would sit between benchmarks.
+  std::string roof_why;
+  RooflineSet roofs;
+  if (const auto stored = stored_host_ceilings(a.power.sysfs_root, &roof_why)) {
+    roofs.host = stored->ceilings;
+    roof_why = stored->from;
+  }
+  std::vector<std::string> above_roof;
+  go.roofs = &roofs;
+  go.above_roof = &above_roof;
   const gbench::Registered rg = a.shapes == "none" ? gbench::Registered{} : gemm.register_all(go);
 
   gbench::Gpt2Benchmarks gpt2b(&meter, eo);
@@ -304,6 +317,13 @@ int bench_main(int argc, char** argv) {
                      " over each benchmark's timed loop (modelled energy for simulated GEMMs)"
                : "FLOP/s: rate over real time (modelled time for simulated backends); no power source, so no energy "
                  "counters (run `flopwatt sources`)");
+  benchmark::AddCustomContext(
+      "flopwatt_roofline",
+      roofs.host ? "roof_fraction: each host GEMM row's FLOP/s over its roof, from the ceilings in " + roof_why +
+                       "; a row above " + fmt::format("{:.0f}%", 100 * kRoofTolerance) +
+                       " is labelled and warned about (a ceiling misses a pattern, or a byte model counts too much)"
+                 : "no roof_fraction: no stored ceilings for this machine and thread count (" + roof_why +
+                       "); `flopwatt run peak` stores them");
   std::vector<std::string> skipped = rg.skipped;
   for (const gbench::Registered* reg : std::initializer_list<const gbench::Registered*>{&rp, &rgo})
     for (const auto& s : reg->skipped)
@@ -343,6 +363,10 @@ int bench_main(int argc, char** argv) {
                  join(what, ", "));
     }
   }
+  for (const auto& r : above_roof)
+    fmt::print(stderr, "flopwatt_bench: warning: above {:.0f}% of its roof: {} (a missing ceiling or a byte model "
+                       "counting bytes the op never moves)\n",
+               100 * kRoofTolerance, r);
   record.complete = true;
   record.measurements = reporter.measurements(headline, omp_get_max_threads());
   if (!record.measurements.empty())

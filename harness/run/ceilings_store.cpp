@@ -171,13 +171,19 @@ std::string store_peak_run(const Run& run, const std::string& root, std::string*
   return write_stored_peak(file, p, why) ? file : "";
 }
 
+std::optional<HostCeilings> stored_host_ceilings(const std::string& root, std::string* why) {
+  const std::string host = hostname(), cpu = cpu_model(root);
+  return reuse_stored(peak_file(peak_dir(), host, cpu), host, cpu, omp_get_max_threads(), std::time(nullptr),
+                      kPeakMaxAgeS, why);
+}
+
 HostCeilings host_ceilings(const std::string& root, const std::string& measured_by) {
   const int threads = omp_get_max_threads();
   const std::string host = hostname(), cpu = cpu_model(root);
   const std::string file = peak_file(peak_dir(), host, cpu);
   const std::time_t now = std::time(nullptr);
   std::string why;
-  if (auto r = reuse_stored(file, host, cpu, threads, now, kPeakMaxAgeS, &why)) return *r;
+  if (auto r = stored_host_ceilings(root, &why)) return *r;
   HostCeilings h;
   Ceilings c = measure_short(root, threads);
   h.from = "measured now (short: " + why + ")";

@@ -61,6 +61,11 @@ struct HostCeilings {
 std::optional<HostCeilings> reuse_stored(const std::string& file, const std::string& host, const std::string& cpu,
                                          int threads, std::time_t now, double max_age_s, std::string* why);
 
+// This machine's stored ceilings at the current thread count, never
+// measured here (flopwatt_bench must not spend seconds on a peak between
+// benchmarks); nullopt with the reason in *why.
+std::optional<HostCeilings> stored_host_ceilings(const std::string& root, std::string* why);
+
 // Reuses this machine's stored ceilings, or measures a short peak and every
 // stream at every level at the current thread count (about two seconds) and stores them
 // (a failure to store is a note in `from`, not an error). `root` is the

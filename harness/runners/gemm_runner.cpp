@@ -26,8 +26,9 @@ Backend* find_reference(const std::vector<Backend*>& all, std::unique_ptr<Backen
   return nullptr;
 }
 
-// The row's identity, and why it is skipped when the backend cannot run it.
-Measurement describe(const GemmShape& shape, const GemmDesc& d, Backend& b) {
+}  // namespace
+
+Measurement gemm_row(const GemmShape& shape, const GemmDesc& d, Backend& b) {
   Measurement m;
   m.workload = "gemm";
   m.op = shape.op;
@@ -50,6 +51,8 @@ Measurement describe(const GemmShape& shape, const GemmDesc& d, Backend& b) {
   else if (!b.supports(d)) m.skipped = "backend does not support " + m.dtype + " " + d.layout();
   return m;
 }
+
+namespace {
 
 // Verification on fresh operands against the reference's answer, computed on
 // first use and shared by every backend of the shape.
@@ -166,7 +169,7 @@ bool run_gemm_suite(const std::vector<Backend*>& backends, const GemmRunOptions&
     std::vector<GemmOperands> sets;
     for (Backend* b : backends) {
       if (g_interrupted.load()) return false;
-      Measurement m = describe(shape, d, *b);
+      Measurement m = gemm_row(shape, d, *b);
       if (!m.skipped) {
         verify(m, *b, ref, d, vop, ref_c);
         if (sets.empty()) sets = make_rotated_operands(d, rng, o.rotate_bytes, meter.sysfs_root());

@@ -24,6 +24,11 @@ struct GemmRunOptions {
   std::size_t rotate_bytes = 0;         // 0: twice the last-level cache (harness/runners/gemm_operands.h)
 };
 
+// A GEMM row's identity (op, backend, dtype, shape, FLOP, the bytes the
+// backend's memory moves) and why it is skipped when the backend cannot run
+// it: `run gemm` and flopwatt_bench place the same row on the roofline.
+Measurement gemm_row(const GemmShape& shape, const GemmDesc& d, Backend& b);
+
 // Called after each measurement (progress display); may be empty.
 using MeasurementCallback = std::function<void(const Measurement&, std::size_t done, std::size_t total)>;
 

@@ -12,6 +12,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "harness/run/ceilings_store.h"
+#include "harness/run/context.h"
 #include "tests/harness/cli_support.h"
 
 namespace {
@@ -231,6 +233,52 @@ TEST(Bench, GradOrderPairsSideBySide) {
     EXPECT_EQ(b.code, 2) << bad << ": " << b.err;
     EXPECT_EQ(std::count(b.err.begin(), b.err.end(), '\n'), 1) << bad << ": " << b.err;
   }
+}
+
+// Each host GEMM row is placed on this machine's stored ceilings, as `run
+// gemm` places it: against a stored peak of 1 MFLOP/s every GEMM is far above
+// its roof, so the row carries roof_fraction > 1.05, a label and a warning;
+// with no stored ceilings there is no roof_fraction and the context says why.
+TEST(Bench, GemmRowsAboveTheirRoofAreFlagged) {
+  const fs::path peaks = temp_dir("peaks");
+  flopwatt::StoredPeak p;
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+  p.host = host;
+  p.cpu = flopwatt::cpu_model(kLaptop.string());
+  p.measured_by = "run peak";
+  p.measured_at = std::time(nullptr);
+  flopwatt::Ceilings c;
+  c.label = "cpu";
+  c.threads = 1;
+  c.peak_flop_per_s["fp32"] = 1e6;
+  c.memory.push_back({"dram_triad", 1e12});
+  p.by_threads = {c};
+  std::string why;
+  ASSERT_TRUE(flopwatt::write_stored_peak(flopwatt::peak_file(peaks.string(), p.host, p.cpu), p, &why)) << why;
+
+  const std::string args = " OMP_NUM_THREADS=1 " + std::string(FLOPWATT_BENCH_BINARY) + " --sysfs-root=" +
+                           kLaptop.string() + " --shapes 16,16,16 --backends=cpu:llmc --gpt2-presets=none" +
+                           " --power=none --no-store --benchmark_min_time=0.01 --benchmark_format=json";
+  const Result r = flopwatt::testing::run_command_line("FLOPWATT_PEAK_DIR=" + peaks.string() + args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const json* row = find(j, "gemm/cpu:llmc/16x16x16");
+  ASSERT_NE(row, nullptr) << r.out;
+  ASSERT_TRUE(row->contains("roof_fraction")) << row->dump();
+  EXPECT_GT((*row)["roof_fraction"].get<double>(), 1.05);
+  EXPECT_NE(row->value("label", "").find("above its roof"), std::string::npos) << row->dump();
+  EXPECT_NE(r.err.find("warning: above 105% of its roof: 16x16x16"), std::string::npos) << r.err;
+  EXPECT_NE(j["context"].value("flopwatt_roofline", "").find(peaks.string()), std::string::npos) << j["context"];
+
+  const Result none = flopwatt::testing::run_command_line("FLOPWATT_PEAK_DIR=" + temp_dir("no-peaks").string() + args);
+  ASSERT_EQ(none.code, 0) << none.err;
+  const json jn = json::parse(none.out);
+  const json* plain = find(jn, "gemm/cpu:llmc/16x16x16");
+  ASSERT_NE(plain, nullptr);
+  EXPECT_FALSE(plain->contains("roof_fraction"));
+  EXPECT_NE(jn["context"].value("flopwatt_roofline", "").find("flopwatt run peak"), std::string::npos);
+  EXPECT_EQ(none.err.find("above"), std::string::npos) << none.err;
 }
 
 TEST(Bench, BadFlagsExitTwo) {
