@@ -1,6 +1,7 @@
 #include "harness/bench/gpt2.h"
 
 #include "harness/run/backend_registry.h"
+#include "harness/runners/gpt2_runner.h"
 #include "workloads/error.h"
 #include "workloads/gpt2/model.h"
 #include "workloads/gpt2/op_table.h"
@@ -31,6 +32,7 @@ struct Gpt2Benchmarks::Impl {
   int t = 0;
   int B = 4, T = 64;
   DType dtype = DType::F32;
+  const RooflineSet* roofs = nullptr;
 
   void step() {
     model->forward(in.data(), tg.data(), B, T);
@@ -81,8 +83,14 @@ struct Gpt2Benchmarks::Impl {
     }
     EnergyWindow w(meter, eo);
     w.start();
+    const std::int64_t t0 = EnergyMeter::now_ns();
     for (auto _ : st) step();
+    const std::int64_t t1 = EnergyMeter::now_ns();
     w.stop(st, flop);
+    // The step's fraction of its roofline limit, as run.json's step row has it.
+    if (roofs && st.iterations() > 0 && t1 > t0)
+      if (const auto limit = gpt2_step_roof_limit(c.cfg, B, T, dtype, *c.b, *roofs))
+        st.counters["roof_fraction"] = *limit / (double(t1 - t0) * 1e-9 / double(st.iterations()));
   }
 };
 
@@ -98,6 +106,7 @@ Registered Gpt2Benchmarks::register_all(const Gpt2BenchOptions& o) {
   impl_->B = o.B;
   impl_->T = o.T;
   impl_->dtype = o.dtype;
+  impl_->roofs = o.roofs;
   auto& bs = impl_->backends;
   bs = select_backends(o.backends.empty() ? "all" : o.backends, "--gpt2-backends");
   if (o.backends.empty()) {

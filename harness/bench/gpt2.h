@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "harness/bench/energy.h"
+#include "harness/run/roofline.h"
 #include "harness/bench/gemm.h"
 #include "workloads/dtype.h"
 
@@ -16,6 +17,9 @@ struct Gpt2BenchOptions {
   std::string backends;  // empty: every available CPU backend but the oracle, and the NPU (device or simulator)
   int B = 4, T = 64;     // the study's configuration
   DType dtype = DType::F32;
+  // This machine's stored ceilings (null: none): each host step gets a
+  // `roof_fraction` counter, its roofline limit over its measured time.
+  const RooflineSet* roofs = nullptr;
 };
 
 class Gpt2Benchmarks {

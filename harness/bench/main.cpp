@@ -275,6 +275,7 @@ int bench_main(int argc, char** argv) {
   po.T = int(to_number(a.gpt2_seq, "--gpt2-seq"));
   if (po.B < 1 || po.T < 1) throw InputError("--gpt2-batch/--gpt2-seq", "must be >= 1", "pass e.g. --gpt2-batch=4");
   po.dtype = *dt;
+  po.roofs = &roofs;
   const gbench::Registered rp = po.presets.empty() ? gbench::Registered{} : gpt2b.register_all(po);
   gbench::GradOrderBenchmarks gob(&meter, eo);
   gbench::Registered rgo;

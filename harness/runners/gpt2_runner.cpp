@@ -393,28 +393,10 @@ bool Gpt2Runner::run_steps(OpenRun& run, gpt2::Profiler& prof, std::vector<StepR
 
 Measurement Gpt2Runner::op_measurement(const OpRow& row, const gpt2::Profiler& prof, OpenRun& run,
                                        double sample_period_s) const {
-  const gpt2::OpInfo& info = gpt2::op_info(row.op);
-  const gpt2::OpCost cost = gpt2::op_cost(row.op, cfg_, o_.batch, o_.seq, o_.dtype);
-  const int n = row.layer >= 0 ? std::max(1, info.per_layer) : gpt2::op_occurrences(row.op, cfg_);
-  Measurement m = base(info.name);
-  if (*info.pass) m.pass = std::string(info.pass);
-  if (row.layer >= 0) m.layer = row.layer;
-  m.count_per_step = n;
-  m.shape = linear_shape(row.op, cfg_, o_.batch, o_.seq);
-  // A backward op runs two GEMMs (NN and TN): no single layout.
-  if (info.gemm && std::string(info.pass) == "fwd") m.layout = "NT";
-  m.simulated = info.gemm && backend_->simulated();
+  Measurement m = gpt2_op_roof_row(row.op, cfg_, o_.batch, o_.seq, o_.dtype, *backend_, row.layer);
   m.reps = int(row.step_s.size());
   m.rep_times_s = row.step_s;
   m.time_s = summarize(row.step_s);
-  m.flop = n * cost.flop;
-  m.bytes = n * cost.bytes;
-  if (m.simulated) {
-    // The modelled array reads its GEMM operands as bf16 whatever the host hands it.
-    m.bytes = n * gpt2::op_cost(row.op, cfg_, o_.batch, o_.seq, backend_->compute_dtype(GemmDesc{})).bytes;
-  }
-  m.working_set_bytes = *m.bytes / n;
-  if (const char* p = gpt2::memory_pattern(row.op, o_.dtype)) m.memory_pattern = p;
   m.flop_per_s = m.time_s.median > 0 ? m.flop / m.time_s.median : 0;
   if (auto it = op_counts_.find({int(row.op), row.layer}); it != op_counts_.end()) m.counters = it->second;
   if (row.has_bd) {
@@ -429,6 +411,48 @@ Measurement Gpt2Runner::op_measurement(const OpRow& row, const gpt2::Profiler& p
     m.energy = interval_energy(*run.meter, run.session->run(), row.intervals, m.flop * m.reps, sample_period_s);
   }
   return m;
+}
+
+Measurement gpt2_op_roof_row(gpt2::Op op, const gpt2::Config& cfg, int B, int T, DType dtype, const Backend& b,
+                             int layer) {
+  const gpt2::OpInfo& info = gpt2::op_info(op);
+  const gpt2::OpCost cost = gpt2::op_cost(op, cfg, B, T, dtype);
+  const int n = layer >= 0 ? std::max(1, info.per_layer) : gpt2::op_occurrences(op, cfg);
+  Measurement m;
+  m.workload = "gpt2";
+  m.op = info.name;
+  m.backend = b.name();
+  m.dtype = std::string(to_string(dtype));
+  m.threads = omp_get_max_threads();
+  if (*info.pass) m.pass = std::string(info.pass);
+  if (layer >= 0) m.layer = layer;
+  m.count_per_step = n;
+  m.shape = linear_shape(op, cfg, B, T);
+  // A backward op runs two GEMMs (NN and TN): no single layout.
+  if (info.gemm && std::string(info.pass) == "fwd") m.layout = "NT";
+  m.simulated = info.gemm && b.simulated();
+  m.flop = n * cost.flop;
+  m.bytes = n * cost.bytes;
+  if (m.simulated) {
+    // The modelled array reads its GEMM operands as bf16 whatever the host hands it.
+    m.bytes = n * gpt2::op_cost(op, cfg, B, T, b.compute_dtype(GemmDesc{})).bytes;
+  }
+  m.working_set_bytes = *m.bytes / n;
+  if (const char* p = gpt2::memory_pattern(op, dtype)) m.memory_pattern = p;
+  return m;
+}
+
+std::optional<double> gpt2_step_roof_limit(const gpt2::Config& cfg, int B, int T, DType dtype, const Backend& b,
+                                           const RooflineSet& roofs) {
+  if (b.simulated() || !roofs.host) return std::nullopt;
+  std::vector<Measurement> ops;
+  for (int i = 0; i < gpt2::kNumOps; ++i) {
+    if (gpt2::op_occurrences(gpt2::Op(i), cfg) == 0) continue;
+    Measurement m = gpt2_op_roof_row(gpt2::Op(i), cfg, B, T, dtype, b);
+    place_measurement(m, roofs);
+    ops.push_back(std::move(m));
+  }
+  return step_roofline_limit(ops);
 }
 
 Measurement Gpt2Runner::steps_measurement(const std::vector<const StepRecord*>& measured, const gpt2::Profiler& prof,

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/run/counters.h"
+#include "harness/run/roofline.h"
 #include "harness/run/run_setup.h"
 #include "workloads/backend.h"
 #include "workloads/gpt2/adamw.h"
@@ -86,5 +87,18 @@ class Gpt2Runner {
   std::map<std::pair<int, int>, std::map<std::string, std::optional<double>>> op_counts_;
   void count_op(int op, int layer, const std::map<std::string, std::optional<double>>& c);
 };
+
+// What places an op on the roofline, for one step of (cfg, B, T, dtype) on
+// backend b: FLOPs and bytes of its n occurrences (n: op_occurrences, or the
+// per-layer count when layer >= 0), the working set of one occurrence and the
+// op's stream pattern. The runner's per-op rows and flopwatt_bench's step
+// roof are both built on it.
+Measurement gpt2_op_roof_row(gpt2::Op op, const gpt2::Config& cfg, int B, int T, DType dtype, const Backend& b,
+                             int layer = -1);
+// The step's roofline limit (step_roofline_limit over every op, each at its
+// own ceiling) without running it; nullopt when an op has no roof (no host
+// ceilings) or the backend is simulated (its GEMMs are the model's).
+std::optional<double> gpt2_step_roof_limit(const gpt2::Config& cfg, int B, int T, DType dtype, const Backend& b,
+                                           const RooflineSet& roofs);
 
 }  // namespace flopwatt

@@ -138,6 +138,15 @@ TEST(Gpt2Runner, StepFractionIsItsOpsRoofTimesOverTheStep) {
   EXPECT_DOUBLE_EQ(*step->fraction_of_roof, *step->roof_time_s / step->time_s.median);
   EXPECT_EQ(step->roof_bound, "ops");
   EXPECT_DOUBLE_EQ(*step->roof_flop_per_s, step->flop / *step->roof_time_s);
+  // flopwatt_bench's step roof, computed without running a step, is the same sum.
+  const Gpt2Options o = tiny_options();
+  Gpt2Runner runner(o, gpt2::preset("tiny", "--model"));
+  const auto limit = gpt2_step_roof_limit(gpt2::preset("tiny", "--model"), o.batch, o.seq, o.dtype, runner.backend(),
+                                          roofs);
+  ASSERT_TRUE(limit);
+  EXPECT_NEAR(*limit, *step->roof_time_s, 1e-12 * *limit);
+  EXPECT_FALSE(gpt2_step_roof_limit(gpt2::preset("tiny", "--model"), o.batch, o.seq, o.dtype, runner.backend(), {}))
+      << "no host ceilings, no limit";
   fs::remove_all(dir);
 }
 
