@@ -146,35 +146,38 @@ void register_meter_overhead(const PowerOptions& p) {
     o.sample_period_s = p.sample_period_s;
     return o;
   };
-  for (const bool sources : {false, true}) {
-    const std::string tail = sources ? "/sources" : "/none";
-    benchmark::RegisterBenchmark(("overhead/meter_begin_close" + tail).c_str(),
-                                 [options, sources](benchmark::State& st) {
-                                   Meter meter(options(sources));
-                                   const std::string name = "step";
-                                   for (auto _ : st) benchmark::DoNotOptimize(meter.close(meter.begin(name)));
-                                   st.counters["sources"] = meter.active() ? 1 : 0;
-                                 })
-        ->UseRealTime();
-    benchmark::RegisterBenchmark(("overhead/meter_result" + tail).c_str(),
-                                 [options, sources, p](benchmark::State& st) {
-                                   Meter meter(options(sources));
-                                   const Meter::Closed c = meter.close(meter.begin("step"), 1e9);
-                                   // Past two sample periods the window's end is covered: no waiting below.
-                                   std::this_thread::sleep_for(std::chrono::duration<double>(3 * p.sample_period_s + 0.05));
-                                   for (auto _ : st) benchmark::DoNotOptimize(meter.result(c));
-                                   st.counters["sources"] = meter.active() ? 1 : 0;
-                                 })
-        ->UseRealTime();
-    benchmark::RegisterBenchmark(("overhead/meter_begin_end" + tail).c_str(),
-                                 [options, sources](benchmark::State& st) {
-                                   Meter meter(options(sources));
-                                   const std::string name = "step";
-                                   for (auto _ : st) benchmark::DoNotOptimize(meter.end(meter.begin(name)));
-                                   st.counters["sources"] = meter.active() ? 1 : 0;
-                                 })
-        ->UseRealTime();
-  }
+  // Each loop gets a fresh meter and one closed window.
+  using Loop = void (*)(Meter&, benchmark::State&, const Meter::Closed&);
+  const std::pair<const char*, Loop> loops[] = {
+      {"meter_begin_close",
+       [](Meter& m, benchmark::State& st, const Meter::Closed&) {
+         const std::string name = "step";
+         for (auto _ : st) benchmark::DoNotOptimize(m.close(m.begin(name)));
+       }},
+      {"meter_result",
+       [](Meter& m, benchmark::State& st, const Meter::Closed& c) {
+         for (auto _ : st) benchmark::DoNotOptimize(m.result(c));
+       }},
+      {"meter_begin_end",
+       [](Meter& m, benchmark::State& st, const Meter::Closed&) {
+         const std::string name = "step";
+         for (auto _ : st) benchmark::DoNotOptimize(m.end(m.begin(name)));
+       }},
+  };
+  for (const bool sources : {false, true})
+    for (const auto& [name, loop] : loops)
+      benchmark::RegisterBenchmark((std::string("overhead/") + name + (sources ? "/sources" : "/none")).c_str(),
+                                   [options, sources, p, loop = loop](benchmark::State& st) {
+                                     Meter meter(options(sources));
+                                     // A closed window whose end is covered past two sample
+                                     // periods, so judging it waits for nothing.
+                                     const Meter::Closed c = meter.close(meter.begin("step"), 1e9);
+                                     std::this_thread::sleep_for(
+                                         std::chrono::duration<double>(3 * p.sample_period_s + 0.05));
+                                     loop(meter, st, c);
+                                     st.counters["sources"] = meter.active() ? 1 : 0;
+                                   })
+          ->UseRealTime();
 }
 
 int bench_main(int argc, char** argv) {
