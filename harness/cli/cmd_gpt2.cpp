@@ -55,6 +55,24 @@ int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
   // Checked before training, so a bad path never throws away a finished run.
   std::optional<OutputDir> save_dir;
   if (!a.save.empty()) save_dir.emplace(OutputDir::parent_of(a.save, "--save"));
+  auto save = [&](gpt2::Model& model) {
+    save_dir->replace(std::filesystem::path(a.save).filename().string(), [&](const ByteSink& sink) {
+      gpt2::write_checkpoint_to(sink, cfg, model.params(), "--save " + a.save);
+    });
+  };
+  // --steps 0 --save F: the initial parameters (--seed's random init, or the
+  // --checkpoint's), as a checkpoint another trainer can start from. No run.
+  if (a.gpt2.steps == 0 && !a.save.empty()) {
+    Gpt2Options o = a.gpt2;
+    o.steps = 1;  // what the runner checks (batch, seq, memory, backend, --data) as for a real run
+    o.warmup = 0;
+    Gpt2Runner init(o, cfg);
+    save(init.model());
+    fmt::print("saved checkpoint {} (initial parameters, {}; no training: --steps 0)\n", a.save,
+               a.gpt2.checkpoint.empty() ? "random init, seed " + std::to_string(a.gpt2.seed)
+                                         : "from " + a.gpt2.checkpoint);
+    return 0;
+  }
   RunCounters counters(a.counters, a.common.power.sysfs_root);
   a.gpt2.counters = &counters;
   Gpt2Runner gpt2(a.gpt2, cfg);
@@ -73,9 +91,7 @@ int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
   if (const std::string line = counters.summary(); !line.empty()) fmt::print(out, "{}\n", line);
   const bool complete = gpt2.train(r, a.common.power.sample_period_s, out);
   if (!a.save.empty()) {
-    save_dir->replace(std::filesystem::path(a.save).filename().string(), [&](const ByteSink& sink) {
-      gpt2::write_checkpoint_to(sink, cfg, gpt2.model().params(), "--save " + a.save);
-    });
+    save(gpt2.model());
     fmt::print(out, "saved checkpoint {}\n", a.save);
   }
   return end_run(r, complete, out, RunEnding::kReportPath);
@@ -91,7 +107,7 @@ void register_run_gpt2(CLI::App& run, CliState& st) {
   cmd->add_option("--data", a->gpt2.data, "llm.c token file (.bin); batches are taken in order and wrap (default: random tokens)");
   cmd->add_option("--batch", a->gpt2.batch, "Batch size B (default 4)");
   cmd->add_option("--seq", a->gpt2.seq, "Sequence length T (default 64)");
-  cmd->add_option("--steps", a->gpt2.steps, "Training steps (default 10)");
+  cmd->add_option("--steps", a->gpt2.steps, "Training steps (default 10; 0 only with --save)");
   cmd->add_option("--warmup", a->gpt2.warmup, "Steps left out of the per-op figures (default 1)");
   cmd->add_option("--lr", a->gpt2.adamw.lr, "AdamW learning rate (default 1e-4)");
   cmd->add_option("--beta1", a->gpt2.adamw.beta1, "AdamW beta1 (default 0.9)");
@@ -103,7 +119,7 @@ void register_run_gpt2(CLI::App& run, CliState& st) {
   cmd->add_option("--grad-order", a->grad_order,
                   "Linear backward GEMM order: standard (dX then dW) | interleaved (blocks of dY rows feed both while "
                   "cached) | auto (per layer, fewer modelled DRAM bytes); default standard");
-  cmd->add_option("--save", a->save, "Write the trained parameters as an llm.c checkpoint");
+  cmd->add_option("--save", a->save, "Write the trained parameters as an llm.c checkpoint (with --steps 0: the initial ones, no run)");
   cmd->add_option("--seed", a->gpt2.seed, "Seed of the random init and random tokens (default 1337)");
   cmd->add_option("--counters", a->counters,
                   kCountersHelp);

@@ -60,7 +60,9 @@ void validate(const Gpt2Options& a, const gpt2::Config& c) {
   };
   positive(a.batch, "--batch");
   positive(a.seq, "--seq");
-  positive(a.steps, "--steps");
+  if (a.steps < 1)
+    throw InputError("--steps " + std::to_string(a.steps), "must be >= 1",
+                     "pass a positive count (--steps 0 only with --save F, which writes the initial parameters)");
   if (a.seq > c.maxT)
     throw InputError("--seq " + std::to_string(a.seq), "longer than the model's maxT=" + std::to_string(c.maxT),
                      "pass --seq <= " + std::to_string(c.maxT));

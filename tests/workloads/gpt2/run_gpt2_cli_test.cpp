@@ -221,6 +221,47 @@ TEST_F(RunGpt2Cli, FixtureRunReportsStepsOpsAndSavesACheckpoint) {
   EXPECT_EQ(saved.size(), std::size_t(num_parameters(c)));
 }
 
+// --steps 0 --save F writes the initial parameters and opens no run: a fresh
+// random init (the one --seed gives a run) or the --checkpoint unchanged, for
+// another trainer (llm.c's train_gpt2) to start from. Without --save, 0 steps
+// is still bad input.
+TEST_F(RunGpt2Cli, StepsZeroSavesTheInitialParametersWithoutARun) {
+  auto first_loss = [&](const std::string& args) {
+    Result r = run(args);
+    EXPECT_EQ(r.code, 0) << args << "\n" << r.err << r.out;
+    const auto run = nlohmann::json::parse(slurp(path("out") + "/run.json"));
+    fs::remove_all(path("out"));
+    for (const auto& m : run["measurements"])
+      if (m["op"] == "step" && m["step"] == 0) return m["loss"].get<double>();
+    ADD_FAILURE() << "no step 0 in " << args;
+    return 0.0;
+  };
+  const std::string base = " --batch 2 --seq 16 --gemm-backend cpu:reference";
+  Result r = run("--checkpoint " + kFix + "tiny_model.bin --steps 0 --save " + path("same.bin") + base);
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("saved checkpoint"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(path("out"))) << "--steps 0 opened a run";
+  Config c1, c2;
+  EXPECT_EQ(read_checkpoint(path("same.bin"), c1), read_checkpoint(kFix + "tiny_model.bin", c2));
+  EXPECT_EQ(c1, c2);
+
+  for (const char* f : {"a.bin", "b.bin"}) {
+    r = run("--model tiny --seed 7 --steps 0 --save " + path(f) + base);
+    ASSERT_EQ(r.code, 0) << r.err << r.out;
+  }
+  ASSERT_EQ(run("--model tiny --seed 8 --steps 0 --save " + path("c.bin") + base).code, 0);
+  Config c;
+  const auto a = read_checkpoint(path("a.bin"), c);
+  EXPECT_EQ(c, preset("tiny"));
+  EXPECT_EQ(a, read_checkpoint(path("b.bin"), c));
+  EXPECT_NE(a, read_checkpoint(path("c.bin"), c));
+  // The saved init is the one a run with that seed trains from (same seed: same random tokens too).
+  EXPECT_EQ(first_loss("--checkpoint " + path("a.bin") + " --seed 7 --steps 1" + base),
+            first_loss("--model tiny --seed 7 --steps 1" + base));
+
+  expect_exit2("--model tiny --steps 0", {"--steps 0", "--save"});
+}
+
 TEST_F(RunGpt2Cli, PerLayerRowsAndBf16) {
   Result r = run("--model tiny --batch 2 --seq 8 --steps 2 --per-layer --dtype bf16 --gemm-backend cpu:reference");
   ASSERT_EQ(r.code, 0) << r.err << r.out;
