@@ -127,6 +127,85 @@ TEST(Kernels, LayerNormBackwardAccumulatesOrOverwrites) {
   }
 }
 
+// Widths around the 16-lane vectors and the 32-column main loop of the
+// AVX-512 backward (C = 1, 15..17, 31..33, 47, 48, 257), one row, and row
+// counts that leave a thread with one row or none (N = 1 and 3 at
+// N C >= 2^14, where the kernel runs in parallel). x sits far from zero in
+// some cases so x - mean cancels. Tolerance as above: rtol 1e-4, atol 1e-5.
+TEST(Kernels, LayerNormBackwardAwkwardShapes) {
+  const Rows shapes[] = {{1, 1},  {1, 15},  {1, 16},   {1, 17},    {2, 31}, {3, 32},
+                         {3, 33}, {5, 47},  {4, 48},   {129, 130}, {9, 257}, {1, 20000},
+                         {3, 6000}, {2, 8200}, {64, 768}};
+  for (auto [N, C] : shapes) {
+    for (float offset : {0.0f, 100.0f}) {
+      for (bool acc : {true, false}) {
+        SCOPED_TRACE(::testing::Message() << "N=" << N << " C=" << C << " offset=" << offset << " acc=" << acc);
+        auto x = random_vector(std::int64_t(N) * C, 30, offset - 2, offset + 2), w = random_vector(C, 31),
+             b = random_vector(C, 32), dout = random_vector(x.size(), 33);
+        std::vector<float> y(x.size()), m(N), r(N);
+        reference::layernorm_forward(y.data(), m.data(), r.data(), x.data(), w.data(), b.data(), N, C);
+        auto dx = random_vector(x.size(), 34), dw = random_vector(C, 35), db = random_vector(C, 36);
+        auto rdx = dx, rdw = dw, rdb = db;
+        kernels::layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), m.data(),
+                                    r.data(), N, C, acc);
+        reference::layernorm_backward(rdx.data(), rdw.data(), rdb.data(), dout.data(), x.data(), w.data(),
+                                      m.data(), r.data(), N, C, acc);
+        EXPECT_TRUE(all_close("ln dx", dx, rdx, 1e-4, 1e-5));
+        EXPECT_TRUE(all_close("ln dw", dw, rdw, 1e-4, 1e-5));
+        EXPECT_TRUE(all_close("ln db", db, rdb, 1e-4, 1e-5));
+      }
+    }
+  }
+}
+
+// The threads' partial dw and db are summed by whichever thread finishes
+// last; a sum that read another thread's partial before it was complete would
+// differ from call to call. Same inputs, same thread count: same bits.
+TEST(Kernels, LayerNormBackwardSameBitsEveryCall) {
+  const int N = 37, C = 1000;  // parallel (N C >= 2^14), rows split unevenly
+  auto x = random_vector(std::int64_t(N) * C, 40), w = random_vector(C, 41), b = random_vector(C, 42),
+       dout = random_vector(x.size(), 43);
+  std::vector<float> y(x.size()), m(N), r(N);
+  reference::layernorm_forward(y.data(), m.data(), r.data(), x.data(), w.data(), b.data(), N, C);
+  std::vector<float> dx0(x.size()), dw0(C, 0.0f), db0(C, 0.0f);
+  kernels::layernorm_backward(dx0.data(), dw0.data(), db0.data(), dout.data(), x.data(), w.data(), m.data(),
+                              r.data(), N, C, false);
+  for (int call = 0; call < 50; ++call) {
+    std::vector<float> dx(x.size()), dw(C, 0.0f), db(C, 0.0f);
+    kernels::layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), m.data(),
+                                r.data(), N, C, false);
+    ASSERT_EQ(dx, dx0) << "call " << call;
+    ASSERT_EQ(dw, dw0) << "call " << call;
+    ASSERT_EQ(db, db0) << "call " << call;
+  }
+}
+
+// A NaN in one row's dy or x makes that row's dx NaN (the row sums carry it to
+// every column) and the dw/db columns it touches NaN; the other rows stay finite.
+TEST(Kernels, LayerNormBackwardPassesNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (bool in_x : {false, true}) {
+    for (auto [N, C] : {Rows{4, 33}, Rows{3, 6000}}) {
+      SCOPED_TRACE(::testing::Message() << "N=" << N << " C=" << C << " nan in " << (in_x ? "x" : "dy"));
+      auto x = random_vector(std::int64_t(N) * C, 50), w = random_vector(C, 51), b = random_vector(C, 52),
+           dout = random_vector(x.size(), 53);
+      std::vector<float> y(x.size()), m(N), r(N);
+      reference::layernorm_forward(y.data(), m.data(), r.data(), x.data(), w.data(), b.data(), N, C);
+      const int bad_row = 1, bad_col = C - 1;  // in the masked tail when C % 16 != 0
+      (in_x ? x : dout)[std::size_t(bad_row) * C + bad_col] = nan;
+      std::vector<float> dx(x.size(), 0.0f), dw(C, 0.0f), db(C, 0.0f);
+      kernels::layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), m.data(),
+                                  r.data(), N, C, true);
+      for (int n = 0; n < N; ++n)
+        for (int i = 0; i < C; ++i)
+          ASSERT_EQ(std::isnan(dx[std::size_t(n) * C + i]), n == bad_row) << "dx row " << n << " col " << i;
+      EXPECT_TRUE(std::isnan(dw[bad_col]));
+      EXPECT_EQ(std::isnan(db[bad_col]), !in_x);  // db sums dy only
+      EXPECT_TRUE(std::isfinite(dw[0]) && std::isfinite(db[0]));
+    }
+  }
+}
+
 TEST(Kernels, BiasForwardBackward) {
   for (auto [N, OC] : kRows) {
     SCOPED_TRACE(::testing::Message() << "N=" << N << " OC=" << OC);
