@@ -316,18 +316,34 @@ void residual_forward(float* out, const float* a, const float* b, std::int64_t n
 // from memory: their max is taken, the running sum rescaled when the max grows
 // (once per chunk, not per element), and their exps summed while still in L1.
 constexpr int kXentChunk = 2048;
+constexpr float kLog2e = 1.44269504088896341f;
 
-// sum over i < n of exp(x[i] - shift)
+// sum over i < n of exp(x[i] - shift). The next chunk (8 KB from x + n on)
+// is prefetched meanwhile: the exps are the slow part, and without it the
+// max pass of every chunk waited on DRAM while this loop left memory idle.
+// Past the last row the prefetches fall off the array, which is harmless.
 inline float exp_sum(const float* x, int n, float shift) {
 #if defined(__AVX512F__)
-  const __m512 sh = _mm512_set1_ps(shift);
-  __m512 acc = _mm512_setzero_ps();
-  for (int i = 0; i < n; i += 16) {
-    const __mmask16 m = lanes(i, n);
-    // maskz: lanes past n add exp(...) of nothing, i.e. 0.
-    acc = _mm512_mask_add_ps(acc, m, acc, simd::exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), sh)));
+  const __m512 sh = _mm512_set1_ps(shift), l2e = _mm512_set1_ps(kLog2e);
+  const float* next = x + kXentChunk;
+  // Two sums: one chain of dependent adds would leave the exps' independent
+  // work waiting on it.
+  __m512 acc = _mm512_setzero_ps(), acc2 = acc;
+  int i = 0;
+  for (; i + 32 <= n; i += 32) {
+    _mm_prefetch(reinterpret_cast<const char*>(next + i), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(next + i + 16), _MM_HINT_T0);
+    const __m512 a = _mm512_maskz_loadu_ps(simd::kAll, x + i), b = _mm512_maskz_loadu_ps(simd::kAll, x + i + 16);
+    acc = _mm512_add_ps(acc, simd::exp2_16(_mm512_mul_ps(_mm512_sub_ps(a, sh), l2e)));
+    acc2 = _mm512_add_ps(acc2, simd::exp2_16(_mm512_mul_ps(_mm512_sub_ps(b, sh), l2e)));
   }
-  return simd::hsum16(acc);
+  for (; i < n; i += 16) {
+    const __mmask16 m = lanes(i, n);
+    // mask: lanes past n add nothing.
+    acc = _mm512_mask_add_ps(acc, m, acc,
+                             simd::exp2_16(_mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), sh), l2e)));
+  }
+  return simd::hsum16(_mm512_add_ps(acc, acc2));
 #else
   float s = 0.0f;
 #pragma omp simd reduction(+ : s)
@@ -339,10 +355,11 @@ inline float exp_sum(const float* x, int n, float shift) {
 // x[i] = exp(x[i] - shift) * scale for i < n
 inline void exp_scale(float* x, int n, float shift, float scale) {
 #if defined(__AVX512F__)
-  const __m512 sh = _mm512_set1_ps(shift), sc = _mm512_set1_ps(scale);
+  const __m512 sh = _mm512_set1_ps(shift), sc = _mm512_set1_ps(scale), l2e = _mm512_set1_ps(kLog2e);
   for (int i = 0; i < n; i += 16) {
     const __mmask16 m = lanes(i, n);
-    _mm512_mask_storeu_ps(x + i, m, _mm512_mul_ps(simd::exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), sh)), sc));
+    const __m512 t = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), sh), l2e);
+    _mm512_mask_storeu_ps(x + i, m, _mm512_mul_ps(simd::exp2_16(t), sc));
   }
 #else
 #pragma omp simd

@@ -70,6 +70,32 @@ TEST(ExpFast, SixteenLanesMatchLibm) {
   EXPECT_NEAR(out[4], 0.0f, 1e-37f);
   EXPECT_EQ(out[5], 1.0f);
 }
+
+// The cross-entropy's 2^t over its whole domain (down to where it clamps), to
+// 3e-7 relative like exp16; NaN stays NaN and -inf gives a tiny normal float.
+TEST(ExpFast, SixteenLanesExp2MatchesLibm) {
+  alignas(64) float in[16], out[16];
+  for (float t0 = -125.4f; t0 <= 0.5f; t0 += 0.00731f * 16) {
+    for (int j = 0; j < 16; ++j) in[j] = std::min(0.5f, t0 + 0.00731f * j);
+    _mm512_store_ps(out, simd::exp2_16(_mm512_load_ps(in)));
+    for (int j = 0; j < 16; ++j) {
+      const double want = std::exp2(double(in[j]));
+      ASSERT_NEAR(out[j], want, 3e-7 * want) << "t=" << in[j];
+    }
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float special[16] = {0.0f, nan, -1000.0f, -inf, -0.0f, -1.0f, nan, -125.5f, -126.0f, -149.0f,
+                             -0.5f, 0.5f, -10.25f, -3.5f, -64.0f, -100.0f};
+  std::copy(special, special + 16, in);
+  _mm512_store_ps(out, simd::exp2_16(_mm512_load_ps(in)));
+  EXPECT_NEAR(out[0], 1.0f, 2e-7f);
+  EXPECT_TRUE(std::isnan(out[1]) && std::isnan(out[6]));
+  for (int j : {2, 3, 7, 8, 9}) {
+    EXPECT_GE(out[j], std::numeric_limits<float>::min()) << "t=" << in[j];  // normal, never denormal or 0
+    EXPECT_LT(out[j], 1e-37f) << "t=" << in[j];
+  }
+  EXPECT_NEAR(out[5], 0.5f, 1e-7f);
+}
 #endif
 
 TEST(Kernels, EncoderForwardBackward) {
