@@ -242,10 +242,13 @@ void bias_backward(float* dbias, const float* dout, int N, int OC) {
 }
 
 #if defined(__AVX512F__)
-// GELU's sigmoid argument 2u = x (2k + 2k 0.044715 x^2), given x and x^2: two
-// multiplier-pipe ops, not five. Forward and backward both start from it.
-inline __m512 gelu_2u(__m512 x, __m512 xx) {
-  return _mm512_mul_ps(x, _mm512_fmadd_ps(_mm512_set1_ps(2.0f * kGeluK * 0.044715f), xx, _mm512_set1_ps(2.0f * kGeluK)));
+// sigmoid(2u) of GELU, 2u = x (2k + 2k 0.044715 x^2), given x and x^2: the
+// argument in two multiplier-pipe ops, not five, already times -log2(e) for
+// sigmoid_exp2_16. Forward and backward both start from it.
+inline __m512 gelu_s(__m512 x, __m512 xx) {
+  constexpr float c = -2.0f * kGeluK * 1.44269504088896341f;
+  return simd::sigmoid_exp2_16(
+      _mm512_mul_ps(x, _mm512_fmadd_ps(_mm512_set1_ps(c * 0.044715f), xx, _mm512_set1_ps(c))));
 }
 #endif
 
@@ -260,7 +263,7 @@ void gelu_forward(float* out, const float* inp, std::int64_t n) {
     const __mmask16 m = lanes(i, n);
     const __m512 x = _mm512_maskz_loadu_ps(m, inp + i);
     const __m512 xx = _mm512_mul_ps(x, x);
-    _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(x, simd::sigmoid16(gelu_2u(x, xx))));
+    _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(x, gelu_s(x, xx)));
   }
 #else
 #pragma omp parallel for simd schedule(static) if (n >= kParallelMin)
@@ -283,7 +286,7 @@ void gelu_backward_inplace(float* d, const float* inp, std::int64_t n) {
     const __mmask16 m = lanes(i, n);
     const __m512 x = _mm512_maskz_loadu_ps(m, inp + i);
     const __m512 xx = _mm512_mul_ps(x, x);
-    const __m512 s = simd::sigmoid16(gelu_2u(x, xx));
+    const __m512 s = gelu_s(x, xx);
     // gelu' = s + s (1 - s) x (2k + 2k 0.134145 x^2) = s + s w, w = t - s t: the
     // loop is bound by the FMA pipes (exp and reciprocal included), so the
     // derivative is folded into four of their ops rather than seven.

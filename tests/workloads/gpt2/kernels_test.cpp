@@ -96,6 +96,31 @@ TEST(ExpFast, SixteenLanesExp2MatchesLibm) {
   }
   EXPECT_NEAR(out[5], 0.5f, 1e-7f);
 }
+
+// GELU's sigmoid through exp2_16: 1 / (1 + 2^t), t = -z log2(e) for z in
+// [-87, 88] as sigmoid16 is tested, to the same 4e-7, saturating to 0 and 1
+// without NaN.
+TEST(ExpFast, SixteenLanesSigmoidOfExp2MatchesLibm) {
+  const float l2e = 1.44269504088896341f;
+  alignas(64) float in[16], out[16];
+  for (float z0 = -87.0f; z0 <= 88.0f; z0 += 0.0137f * 16) {
+    for (int j = 0; j < 16; ++j) in[j] = -std::min(88.0f, z0 + 0.0137f * j) * l2e;
+    _mm512_store_ps(out, simd::sigmoid_exp2_16(_mm512_load_ps(in)));
+    for (int j = 0; j < 16; ++j) {
+      const double want = 1.0 / (1.0 + std::exp2(double(in[j])));
+      ASSERT_NEAR(out[j], want, 4e-7 * want) << "t=" << in[j];
+    }
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float special[16] = {0.0f, nan, 1000.0f, -1000.0f, inf, -inf, 200.0f, -200.0f,
+                             nan, 1.0f, -1.0f, 126.0f, 127.0f, 128.0f, -126.0f, -0.0f};
+  std::copy(special, special + 16, in);
+  _mm512_store_ps(out, simd::sigmoid_exp2_16(_mm512_load_ps(in)));
+  EXPECT_EQ(out[0], 0.5f);
+  EXPECT_TRUE(std::isnan(out[1]) && std::isnan(out[8]));
+  for (int j : {2, 4, 6, 11, 12, 13}) EXPECT_NEAR(out[j], 0.0f, 1e-37f) << "t=" << in[j];
+  for (int j : {3, 5, 7, 14}) EXPECT_EQ(out[j], 1.0f) << "t=" << in[j];
+}
 #endif
 
 TEST(Kernels, EncoderForwardBackward) {
