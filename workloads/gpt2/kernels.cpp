@@ -96,13 +96,6 @@ inline __mmask16 lanes(std::int64_t i, std::int64_t n) {
 }
 #endif
 
-// How many rows ahead layernorm_backward prefetches x. x is an activation the
-// forward pass saved long before, so it comes from DRAM while dy (just written
-// by the GEMM) and dx (the residual gradient) are cached; 8 rows (24 KB at
-// C = 768) cover DRAM latency where 1 or 2 rows ahead measured no better than
-// the hardware prefetcher alone.
-constexpr int kLnPrefetchRows = 8;
-
 // Rows [n0, n1) of layernorm_backward: dx of each row, and the row's terms of
 // dw and db added into this thread's partial sums pdw, pdb.
 template <bool kAccumulate>
@@ -139,11 +132,11 @@ void layernorm_backward_rows(float* dinp, float* pdw, float* pdb, const float* d
     }
     const __m512 a = _mm512_set1_ps(simd::hsum16(_mm512_add_ps(s1, t1)) / C);
     const __m512 b = _mm512_set1_ps(simd::hsum16(_mm512_add_ps(s2, t2)) / C);
-    const float* xa = x + std::int64_t(kLnPrefetchRows) * C;
+    // No software prefetch of the next rows' x: it helped when x alone was
+    // cold, but in the training step (where dy and dx may not be cached
+    // either) it measured slower than the hardware prefetcher alone.
     for (i = 0; i < C; i += 16) {
       const __mmask16 k = lanes(i, C);
-      // A prefetch past the end of inp is harmless: prefetches never fault.
-      _mm_prefetch(reinterpret_cast<const char*>(xa + i), _MM_HINT_T1);
       const __m512 d = _mm512_maskz_loadu_ps(k, dy + i);
       const __m512 norm = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), mv), rv);
       _mm512_mask_storeu_ps(pdb + i, k, _mm512_add_ps(_mm512_maskz_loadu_ps(k, pdb + i), d));
