@@ -72,6 +72,31 @@ inline __m512 exp16(__m512 x) {
   return _mm512_maskz_scalef_ps(kAll, p, n);
 }
 
+// 2^t for t <= 0 (small positive t too; NaN stays NaN, -inf gives ~2^-125.5),
+// within 3e-7 relative. The cross-entropy's exps are of (logit - max) log2(e):
+// that product's rounding grows with |t|, so it is largest on the terms that
+// add least to the sum. The cross-entropy forward is bound by these vector
+// ops, not by DRAM, so against exp16 this skips the upper clamp and the
+// two-constant ln 2 reduction (2^t = 2^n 2^f, f = t - n exact) and fits 2^f on
+// [-1/2, 1/2] with degree 5 rather than 7: 1 + f q(f), q a Chebyshev fit of
+// (2^f - 1) / f, max relative error 2.0e-7 with these float coefficients.
+// The constant term is exactly 1 so that 2^0 = 1: a row of one logit gets
+// softmax 1 and gradient 0 exactly, as the reference does.
+inline __m512 exp2_16(__m512 t) {
+  // -125.5, not -126 or below: n >= -126 and 2^f >= 2^-1/2 keep the result a
+  // normal float (denormal operands slow the sums that consume it).
+  t = _mm512_maskz_max_ps(kAll, _mm512_set1_ps(-125.5f), t);
+  const __m512 n = _mm512_maskz_roundscale_ps(kAll, t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 f = _mm512_sub_ps(t, n);
+  __m512 p = _mm512_set1_ps(1.338130212e-3f);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.666368365e-3f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550381169e-2f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402234972e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931471825e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  return _mm512_maskz_scalef_ps(kAll, p, n);
+}
+
 // 1 / d for d >= 1 (finite): rcp14 then one Newton step, within 2 ulp.
 inline __m512 reciprocal16(__m512 d) {
   const __m512 r = _mm512_maskz_rcp14_ps(kAll, d);
@@ -82,6 +107,15 @@ inline __m512 sigmoid16(__m512 x) {
   // exp16 saturates at e^88, so 1 + e stays finite and the Newton step never
   // meets 0 * inf.
   const __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), x));
+  return reciprocal16(_mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
+// sigmoid(z) given t = -z log2(e), i.e. 1 / (1 + 2^t): for callers that fold
+// -log2(e) into the constants producing z (GELU's 2u), so the exp is
+// exp2_16's 9 ops rather than exp16's 13 and a negation. t is clamped at 126
+// so that 1 + 2^t stays finite, as in sigmoid16.
+inline __m512 sigmoid_exp2_16(__m512 t) {
+  const __m512 e = exp2_16(_mm512_maskz_min_ps(kAll, _mm512_set1_ps(126.0f), t));
   return reciprocal16(_mm512_add_ps(_mm512_set1_ps(1.0f), e));
 }
 

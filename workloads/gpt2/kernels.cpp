@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <vector>
 
@@ -88,13 +89,96 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, c
   }
 }
 
+#if defined(__AVX512F__)
+// Lanes [i, min(i + 16, n)) of an n-element array: the masked tail needs no scalar loop.
+inline __mmask16 lanes(std::int64_t i, std::int64_t n) {
+  return n - i >= 16 ? simd::kAll : static_cast<__mmask16>((1u << (n - i)) - 1);
+}
+#endif
+
+// Rows [n0, n1) of layernorm_backward: dx of each row, and the row's terms of
+// dw and db added into this thread's partial sums pdw, pdb.
+template <bool kAccumulate>
+void layernorm_backward_rows(float* dinp, float* pdw, float* pdb, const float* dout, const float* inp,
+                             const float* w, const float* mean, const float* rstd, int n0, int n1, int C) {
+  for (int n = n0; n < n1; ++n) {
+    const float* dy = dout + std::int64_t(n) * C;
+    const float* x = inp + std::int64_t(n) * C;
+    float* dx = dinp + std::int64_t(n) * C;
+    const float m = mean[n], r = rstd[n];
+#if defined(__AVX512F__)
+    // GCC's `omp simd` version of these loops reloaded dy and w after every
+    // store (it cannot tell pdw, pdb and dx from them) and summed into one
+    // chain; here each value is loaded once and the sums run as two chains.
+    const __m512 mv = _mm512_set1_ps(m), rv = _mm512_set1_ps(r);
+    __m512 s1 = _mm512_setzero_ps(), s2 = _mm512_setzero_ps(), t1 = s1, t2 = s1;
+    int i = 0;
+    for (; i + 32 <= C; i += 32) {
+      const __m512 d0 = _mm512_mul_ps(_mm512_maskz_loadu_ps(simd::kAll, w + i), _mm512_maskz_loadu_ps(simd::kAll, dy + i));
+      const __m512 d1 =
+          _mm512_mul_ps(_mm512_maskz_loadu_ps(simd::kAll, w + i + 16), _mm512_maskz_loadu_ps(simd::kAll, dy + i + 16));
+      const __m512 x0 = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(simd::kAll, x + i), mv), rv);
+      const __m512 x1 = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(simd::kAll, x + i + 16), mv), rv);
+      s1 = _mm512_add_ps(s1, d0);
+      t1 = _mm512_add_ps(t1, d1);
+      s2 = _mm512_fmadd_ps(d0, x0, s2);
+      t2 = _mm512_fmadd_ps(d1, x1, t2);
+    }
+    for (; i < C; i += 16) {
+      const __mmask16 k = lanes(i, C);
+      const __m512 d0 = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, w + i), _mm512_maskz_loadu_ps(k, dy + i));
+      s1 = _mm512_add_ps(s1, d0);
+      s2 = _mm512_fmadd_ps(d0, _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), mv), rv), s2);
+    }
+    const __m512 a = _mm512_set1_ps(simd::hsum16(_mm512_add_ps(s1, t1)) / C);
+    const __m512 b = _mm512_set1_ps(simd::hsum16(_mm512_add_ps(s2, t2)) / C);
+    // No software prefetch of the next rows' x: it helped when x alone was
+    // cold, but in the training step (where dy and dx may not be cached
+    // either) it measured slower than the hardware prefetcher alone.
+    for (i = 0; i < C; i += 16) {
+      const __mmask16 k = lanes(i, C);
+      const __m512 d = _mm512_maskz_loadu_ps(k, dy + i);
+      const __m512 norm = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), mv), rv);
+      _mm512_mask_storeu_ps(pdb + i, k, _mm512_add_ps(_mm512_maskz_loadu_ps(k, pdb + i), d));
+      _mm512_mask_storeu_ps(pdw + i, k, _mm512_fmadd_ps(norm, d, _mm512_maskz_loadu_ps(k, pdw + i)));
+      // (w dy - a - norm b) r, the order of the reference's terms
+      const __m512 g = _mm512_fnmadd_ps(norm, b, _mm512_fmsub_ps(_mm512_maskz_loadu_ps(k, w + i), d, a));
+      _mm512_mask_storeu_ps(dx + i, k,
+                            kAccumulate ? _mm512_fmadd_ps(g, rv, _mm512_maskz_loadu_ps(k, dx + i)) : _mm512_mul_ps(g, rv));
+    }
+#else
+    float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
+#pragma omp simd reduction(+ : dnorm_mean, dnorm_norm_mean)
+    for (int i = 0; i < C; ++i) {
+      const float norm = (x[i] - m) * r;
+      const float dnorm = w[i] * dy[i];
+      dnorm_mean += dnorm;
+      dnorm_norm_mean += dnorm * norm;
+    }
+    dnorm_mean /= C;
+    dnorm_norm_mean /= C;
+#pragma omp simd
+    for (int i = 0; i < C; ++i) {
+      const float norm = (x[i] - m) * r;
+      pdb[i] += dy[i];
+      pdw[i] += norm * dy[i];
+      const float g = (w[i] * dy[i] - dnorm_mean - norm * dnorm_norm_mean) * r;
+      dx[i] = kAccumulate ? dx[i] + g : g;
+    }
+#endif
+  }
+}
+
 void layernorm_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp, const float* w,
                         const float* mean, const float* rstd, int N, int C, bool accumulate_dinp) {
-  // Rows are independent for dinp; dw and db sum over rows, so each thread keeps
-  // partial sums and the threads then reduce them column-wise.
+  // Rows are independent for dx; dw and db sum over rows, so each thread keeps
+  // partial sums and the last thread to finish its rows adds them all up. An
+  // `omp for` over columns for that sum cost a second barrier per call, and on
+  // a shared machine every barrier can wait out a descheduled thread.
   const int max_threads = std::int64_t(N) * C >= kParallelMin ? omp_get_max_threads() : 1;
   std::vector<float>& part = thread_scratch(0);
   part.assign(std::size_t(max_threads) * 2 * C, 0.0f);
+  std::atomic<int> finished{0};
 #pragma omp parallel num_threads(max_threads)
   {
     // Every thread reads the team size itself: an `omp single` to publish it
@@ -102,52 +186,25 @@ void layernorm_backward(float* dinp, float* dw, float* db, const float* dout, co
     const int tid = omp_get_thread_num(), used = omp_get_num_threads();
     float* pdw = part.data() + std::size_t(tid) * 2 * C;
     float* pdb = pdw + C;
-#pragma omp for schedule(static)
-    for (int n = 0; n < N; ++n) {
-      const float* dy = dout + std::int64_t(n) * C;
-      const float* x = inp + std::int64_t(n) * C;
-      float* dx = dinp + std::int64_t(n) * C;
-      const float m = mean[n], r = rstd[n];
-      float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
-#pragma omp simd reduction(+ : dnorm_mean, dnorm_norm_mean)
+    const int n0 = int(std::int64_t(N) * tid / used), n1 = int(std::int64_t(N) * (tid + 1) / used);
+    if (accumulate_dinp)
+      layernorm_backward_rows<true>(dinp, pdw, pdb, dout, inp, w, mean, rstd, n0, n1, C);
+    else
+      layernorm_backward_rows<false>(dinp, pdw, pdb, dout, inp, w, mean, rstd, n0, n1, C);
+    // acq_rel: the last thread's acquire sees every partial the others released.
+    if (finished.fetch_add(1, std::memory_order_acq_rel) == used - 1) {
+      for (int t = 1; t < used; ++t) {
+        const float* q = part.data() + std::size_t(t) * 2 * C;
+        float* p0 = part.data();
+#pragma omp simd
+        for (int i = 0; i < 2 * C; ++i) p0[i] += q[i];
+      }
+      const float* p0 = part.data();
+#pragma omp simd
       for (int i = 0; i < C; ++i) {
-        const float norm = (x[i] - m) * r;
-        const float dnorm = w[i] * dy[i];
-        dnorm_mean += dnorm;
-        dnorm_norm_mean += dnorm * norm;
+        dw[i] += p0[i];
+        db[i] += p0[C + i];
       }
-      dnorm_mean /= C;
-      dnorm_norm_mean /= C;
-      if (accumulate_dinp) {
-#pragma omp simd
-        for (int i = 0; i < C; ++i) {
-          const float norm = (x[i] - m) * r;
-          pdb[i] += dy[i];
-          pdw[i] += norm * dy[i];
-          dx[i] += (w[i] * dy[i] - dnorm_mean - norm * dnorm_norm_mean) * r;
-        }
-      } else {
-#pragma omp simd
-        for (int i = 0; i < C; ++i) {
-          const float norm = (x[i] - m) * r;
-          pdb[i] += dy[i];
-          pdw[i] += norm * dy[i];
-          dx[i] = (w[i] * dy[i] - dnorm_mean - norm * dnorm_norm_mean) * r;
-        }
-      }
-    }
-    // The implicit barrier of `omp for` above makes every partial visible here;
-    // nowait: the end of the parallel region is a barrier already, and on a
-    // shared machine every barrier waits out a descheduled thread.
-#pragma omp for schedule(static) nowait
-    for (int i = 0; i < C; ++i) {
-      float sw = 0.0f, sb = 0.0f;
-      for (int t = 0; t < used; ++t) {
-        sw += part[std::size_t(t) * 2 * C + i];
-        sb += part[std::size_t(t) * 2 * C + C + i];
-      }
-      dw[i] += sw;
-      db[i] += sb;
     }
   }
 }
@@ -178,15 +235,13 @@ void bias_backward(float* dbias, const float* dout, int N, int OC) {
 }
 
 #if defined(__AVX512F__)
-// Lanes [i, min(i + 16, n)) of an n-element array: the masked tail needs no scalar loop.
-inline __mmask16 lanes(std::int64_t i, std::int64_t n) {
-  return n - i >= 16 ? simd::kAll : static_cast<__mmask16>((1u << (n - i)) - 1);
-}
-
-// GELU's sigmoid argument 2u = x (2k + 2k 0.044715 x^2), given x and x^2: two
-// multiplier-pipe ops, not five. Forward and backward both start from it.
-inline __m512 gelu_2u(__m512 x, __m512 xx) {
-  return _mm512_mul_ps(x, _mm512_fmadd_ps(_mm512_set1_ps(2.0f * kGeluK * 0.044715f), xx, _mm512_set1_ps(2.0f * kGeluK)));
+// sigmoid(2u) of GELU, 2u = x (2k + 2k 0.044715 x^2), given x and x^2: the
+// argument in two multiplier-pipe ops, not five, already times -log2(e) for
+// sigmoid_exp2_16. Forward and backward both start from it.
+inline __m512 gelu_s(__m512 x, __m512 xx) {
+  constexpr float c = -2.0f * kGeluK * 1.44269504088896341f;
+  return simd::sigmoid_exp2_16(
+      _mm512_mul_ps(x, _mm512_fmadd_ps(_mm512_set1_ps(c * 0.044715f), xx, _mm512_set1_ps(c))));
 }
 #endif
 
@@ -201,7 +256,7 @@ void gelu_forward(float* out, const float* inp, std::int64_t n) {
     const __mmask16 m = lanes(i, n);
     const __m512 x = _mm512_maskz_loadu_ps(m, inp + i);
     const __m512 xx = _mm512_mul_ps(x, x);
-    _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(x, simd::sigmoid16(gelu_2u(x, xx))));
+    _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(x, gelu_s(x, xx)));
   }
 #else
 #pragma omp parallel for simd schedule(static) if (n >= kParallelMin)
@@ -224,7 +279,7 @@ void gelu_backward_inplace(float* d, const float* inp, std::int64_t n) {
     const __mmask16 m = lanes(i, n);
     const __m512 x = _mm512_maskz_loadu_ps(m, inp + i);
     const __m512 xx = _mm512_mul_ps(x, x);
-    const __m512 s = simd::sigmoid16(gelu_2u(x, xx));
+    const __m512 s = gelu_s(x, xx);
     // gelu' = s + s (1 - s) x (2k + 2k 0.134145 x^2) = s + s w, w = t - s t: the
     // loop is bound by the FMA pipes (exp and reciprocal included), so the
     // derivative is folded into four of their ops rather than seven.
@@ -257,18 +312,34 @@ void residual_forward(float* out, const float* a, const float* b, std::int64_t n
 // from memory: their max is taken, the running sum rescaled when the max grows
 // (once per chunk, not per element), and their exps summed while still in L1.
 constexpr int kXentChunk = 2048;
+constexpr float kLog2e = 1.44269504088896341f;
 
-// sum over i < n of exp(x[i] - shift)
+// sum over i < n of exp(x[i] - shift). The next chunk (8 KB from x + n on)
+// is prefetched meanwhile: the exps are the slow part, and without it the
+// max pass of every chunk waited on DRAM while this loop left memory idle.
+// Past the last row the prefetches fall off the array, which is harmless.
 inline float exp_sum(const float* x, int n, float shift) {
 #if defined(__AVX512F__)
-  const __m512 sh = _mm512_set1_ps(shift);
-  __m512 acc = _mm512_setzero_ps();
-  for (int i = 0; i < n; i += 16) {
-    const __mmask16 m = lanes(i, n);
-    // maskz: lanes past n add exp(...) of nothing, i.e. 0.
-    acc = _mm512_mask_add_ps(acc, m, acc, simd::exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), sh)));
+  const __m512 sh = _mm512_set1_ps(shift), l2e = _mm512_set1_ps(kLog2e);
+  const float* next = x + kXentChunk;
+  // Two sums: one chain of dependent adds would leave the exps' independent
+  // work waiting on it.
+  __m512 acc = _mm512_setzero_ps(), acc2 = acc;
+  int i = 0;
+  for (; i + 32 <= n; i += 32) {
+    _mm_prefetch(reinterpret_cast<const char*>(next + i), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(next + i + 16), _MM_HINT_T0);
+    const __m512 a = _mm512_maskz_loadu_ps(simd::kAll, x + i), b = _mm512_maskz_loadu_ps(simd::kAll, x + i + 16);
+    acc = _mm512_add_ps(acc, simd::exp2_16(_mm512_mul_ps(_mm512_sub_ps(a, sh), l2e)));
+    acc2 = _mm512_add_ps(acc2, simd::exp2_16(_mm512_mul_ps(_mm512_sub_ps(b, sh), l2e)));
   }
-  return simd::hsum16(acc);
+  for (; i < n; i += 16) {
+    const __mmask16 m = lanes(i, n);
+    // mask: lanes past n add nothing.
+    acc = _mm512_mask_add_ps(acc, m, acc,
+                             simd::exp2_16(_mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), sh), l2e)));
+  }
+  return simd::hsum16(_mm512_add_ps(acc, acc2));
 #else
   float s = 0.0f;
 #pragma omp simd reduction(+ : s)
@@ -280,10 +351,11 @@ inline float exp_sum(const float* x, int n, float shift) {
 // x[i] = exp(x[i] - shift) * scale for i < n
 inline void exp_scale(float* x, int n, float shift, float scale) {
 #if defined(__AVX512F__)
-  const __m512 sh = _mm512_set1_ps(shift), sc = _mm512_set1_ps(scale);
+  const __m512 sh = _mm512_set1_ps(shift), sc = _mm512_set1_ps(scale), l2e = _mm512_set1_ps(kLog2e);
   for (int i = 0; i < n; i += 16) {
     const __mmask16 m = lanes(i, n);
-    _mm512_mask_storeu_ps(x + i, m, _mm512_mul_ps(simd::exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), sh)), sc));
+    const __m512 t = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), sh), l2e);
+    _mm512_mask_storeu_ps(x + i, m, _mm512_mul_ps(simd::exp2_16(t), sc));
   }
 #else
 #pragma omp simd

@@ -2,7 +2,8 @@
 // in two implementations with the same contract:
 //   flopwatt::gpt2::kernels    fast: OpenMP across rows/heads, `omp simd` inside,
 //                              and on AVX-512 machines intrinsics where a loop's
-//                              cost is its exp (fast_math.h simd::) or a transpose
+//                              cost is its exp (fast_math.h simd::), a transpose,
+//                              or (layernorm backward) reloads GCC could not drop
 //   flopwatt::gpt2::reference  naive loops in llm.c's formulation with double
 //                              sums; the spec and the oracle of the kernel tests
 // Shapes use the letters of config.h; N = B*T rows. "+=" in a contract means the

@@ -70,6 +70,57 @@ TEST(ExpFast, SixteenLanesMatchLibm) {
   EXPECT_NEAR(out[4], 0.0f, 1e-37f);
   EXPECT_EQ(out[5], 1.0f);
 }
+
+// The cross-entropy's 2^t over its whole domain (down to where it clamps), to
+// 3e-7 relative like exp16; NaN stays NaN and -inf gives a tiny normal float.
+TEST(ExpFast, SixteenLanesExp2MatchesLibm) {
+  alignas(64) float in[16], out[16];
+  for (float t0 = -125.4f; t0 <= 0.5f; t0 += 0.00731f * 16) {
+    for (int j = 0; j < 16; ++j) in[j] = std::min(0.5f, t0 + 0.00731f * j);
+    _mm512_store_ps(out, simd::exp2_16(_mm512_load_ps(in)));
+    for (int j = 0; j < 16; ++j) {
+      const double want = std::exp2(double(in[j]));
+      ASSERT_NEAR(out[j], want, 3e-7 * want) << "t=" << in[j];
+    }
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float special[16] = {0.0f, nan, -1000.0f, -inf, -0.0f, -1.0f, nan, -125.5f, -126.0f, -149.0f,
+                             -0.5f, 0.5f, -10.25f, -3.5f, -64.0f, -100.0f};
+  std::copy(special, special + 16, in);
+  _mm512_store_ps(out, simd::exp2_16(_mm512_load_ps(in)));
+  EXPECT_NEAR(out[0], 1.0f, 2e-7f);
+  EXPECT_TRUE(std::isnan(out[1]) && std::isnan(out[6]));
+  for (int j : {2, 3, 7, 8, 9}) {
+    EXPECT_GE(out[j], std::numeric_limits<float>::min()) << "t=" << in[j];  // normal, never denormal or 0
+    EXPECT_LT(out[j], 1e-37f) << "t=" << in[j];
+  }
+  EXPECT_NEAR(out[5], 0.5f, 1e-7f);
+}
+
+// GELU's sigmoid through exp2_16: 1 / (1 + 2^t), t = -z log2(e) for z in
+// [-87, 88] as sigmoid16 is tested, to the same 4e-7, saturating to 0 and 1
+// without NaN.
+TEST(ExpFast, SixteenLanesSigmoidOfExp2MatchesLibm) {
+  const float l2e = 1.44269504088896341f;
+  alignas(64) float in[16], out[16];
+  for (float z0 = -87.0f; z0 <= 88.0f; z0 += 0.0137f * 16) {
+    for (int j = 0; j < 16; ++j) in[j] = -std::min(88.0f, z0 + 0.0137f * j) * l2e;
+    _mm512_store_ps(out, simd::sigmoid_exp2_16(_mm512_load_ps(in)));
+    for (int j = 0; j < 16; ++j) {
+      const double want = 1.0 / (1.0 + std::exp2(double(in[j])));
+      ASSERT_NEAR(out[j], want, 4e-7 * want) << "t=" << in[j];
+    }
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float special[16] = {0.0f, nan, 1000.0f, -1000.0f, inf, -inf, 200.0f, -200.0f,
+                             nan, 1.0f, -1.0f, 126.0f, 127.0f, 128.0f, -126.0f, -0.0f};
+  std::copy(special, special + 16, in);
+  _mm512_store_ps(out, simd::sigmoid_exp2_16(_mm512_load_ps(in)));
+  EXPECT_EQ(out[0], 0.5f);
+  EXPECT_TRUE(std::isnan(out[1]) && std::isnan(out[8]));
+  for (int j : {2, 4, 6, 11, 12, 13}) EXPECT_NEAR(out[j], 0.0f, 1e-37f) << "t=" << in[j];
+  for (int j : {3, 5, 7, 14}) EXPECT_EQ(out[j], 1.0f) << "t=" << in[j];
+}
 #endif
 
 TEST(Kernels, EncoderForwardBackward) {
@@ -123,6 +174,85 @@ TEST(Kernels, LayerNormBackwardAccumulatesOrOverwrites) {
       EXPECT_TRUE(all_close("ln dx", dx, rdx, 1e-4, 1e-5));
       EXPECT_TRUE(all_close("ln dw", dw, rdw, 1e-4, 1e-5));
       EXPECT_TRUE(all_close("ln db", db, rdb, 1e-4, 1e-5));
+    }
+  }
+}
+
+// Widths around the 16-lane vectors and the 32-column main loop of the
+// AVX-512 backward (C = 1, 15..17, 31..33, 47, 48, 257), one row, and row
+// counts that leave a thread with one row or none (N = 1 and 3 at
+// N C >= 2^14, where the kernel runs in parallel). x sits far from zero in
+// some cases so x - mean cancels. Tolerance as above: rtol 1e-4, atol 1e-5.
+TEST(Kernels, LayerNormBackwardAwkwardShapes) {
+  const Rows shapes[] = {{1, 1},  {1, 15},  {1, 16},   {1, 17},    {2, 31}, {3, 32},
+                         {3, 33}, {5, 47},  {4, 48},   {129, 130}, {9, 257}, {1, 20000},
+                         {3, 6000}, {2, 8200}, {64, 768}};
+  for (auto [N, C] : shapes) {
+    for (float offset : {0.0f, 100.0f}) {
+      for (bool acc : {true, false}) {
+        SCOPED_TRACE(::testing::Message() << "N=" << N << " C=" << C << " offset=" << offset << " acc=" << acc);
+        auto x = random_vector(std::int64_t(N) * C, 30, offset - 2, offset + 2), w = random_vector(C, 31),
+             b = random_vector(C, 32), dout = random_vector(x.size(), 33);
+        std::vector<float> y(x.size()), m(N), r(N);
+        reference::layernorm_forward(y.data(), m.data(), r.data(), x.data(), w.data(), b.data(), N, C);
+        auto dx = random_vector(x.size(), 34), dw = random_vector(C, 35), db = random_vector(C, 36);
+        auto rdx = dx, rdw = dw, rdb = db;
+        kernels::layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), m.data(),
+                                    r.data(), N, C, acc);
+        reference::layernorm_backward(rdx.data(), rdw.data(), rdb.data(), dout.data(), x.data(), w.data(),
+                                      m.data(), r.data(), N, C, acc);
+        EXPECT_TRUE(all_close("ln dx", dx, rdx, 1e-4, 1e-5));
+        EXPECT_TRUE(all_close("ln dw", dw, rdw, 1e-4, 1e-5));
+        EXPECT_TRUE(all_close("ln db", db, rdb, 1e-4, 1e-5));
+      }
+    }
+  }
+}
+
+// The threads' partial dw and db are summed by whichever thread finishes
+// last; a sum that read another thread's partial before it was complete would
+// differ from call to call. Same inputs, same thread count: same bits.
+TEST(Kernels, LayerNormBackwardSameBitsEveryCall) {
+  const int N = 37, C = 1000;  // parallel (N C >= 2^14), rows split unevenly
+  auto x = random_vector(std::int64_t(N) * C, 40), w = random_vector(C, 41), b = random_vector(C, 42),
+       dout = random_vector(x.size(), 43);
+  std::vector<float> y(x.size()), m(N), r(N);
+  reference::layernorm_forward(y.data(), m.data(), r.data(), x.data(), w.data(), b.data(), N, C);
+  std::vector<float> dx0(x.size()), dw0(C, 0.0f), db0(C, 0.0f);
+  kernels::layernorm_backward(dx0.data(), dw0.data(), db0.data(), dout.data(), x.data(), w.data(), m.data(),
+                              r.data(), N, C, false);
+  for (int call = 0; call < 50; ++call) {
+    std::vector<float> dx(x.size()), dw(C, 0.0f), db(C, 0.0f);
+    kernels::layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), m.data(),
+                                r.data(), N, C, false);
+    ASSERT_EQ(dx, dx0) << "call " << call;
+    ASSERT_EQ(dw, dw0) << "call " << call;
+    ASSERT_EQ(db, db0) << "call " << call;
+  }
+}
+
+// A NaN in one row's dy or x makes that row's dx NaN (the row sums carry it to
+// every column) and the dw/db columns it touches NaN; the other rows stay finite.
+TEST(Kernels, LayerNormBackwardPassesNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (bool in_x : {false, true}) {
+    for (auto [N, C] : {Rows{4, 33}, Rows{3, 6000}}) {
+      SCOPED_TRACE(::testing::Message() << "N=" << N << " C=" << C << " nan in " << (in_x ? "x" : "dy"));
+      auto x = random_vector(std::int64_t(N) * C, 50), w = random_vector(C, 51), b = random_vector(C, 52),
+           dout = random_vector(x.size(), 53);
+      std::vector<float> y(x.size()), m(N), r(N);
+      reference::layernorm_forward(y.data(), m.data(), r.data(), x.data(), w.data(), b.data(), N, C);
+      const int bad_row = 1, bad_col = C - 1;  // in the masked tail when C % 16 != 0
+      (in_x ? x : dout)[std::size_t(bad_row) * C + bad_col] = nan;
+      std::vector<float> dx(x.size(), 0.0f), dw(C, 0.0f), db(C, 0.0f);
+      kernels::layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), m.data(),
+                                  r.data(), N, C, true);
+      for (int n = 0; n < N; ++n)
+        for (int i = 0; i < C; ++i)
+          ASSERT_EQ(std::isnan(dx[std::size_t(n) * C + i]), n == bad_row) << "dx row " << n << " col " << i;
+      EXPECT_TRUE(std::isnan(dw[bad_col]));
+      EXPECT_EQ(std::isnan(db[bad_col]), !in_x);  // db sums dy only
+      EXPECT_TRUE(std::isfinite(dw[0]) && std::isfinite(db[0]));
     }
   }
 }

@@ -96,6 +96,10 @@ TEST(OpTable, BytesOfTheMemoryBoundOpsAreTheirArraysByHand) {
   // gelu: x read, out written; backward: x read, d *= in place.
   EXPECT_DOUBLE_EQ(bytes(Op::GeluFwd), 4 * (n4 + n4));
   EXPECT_DOUBLE_EQ(bytes(Op::GeluBwd), 4 * (n4 + 2 * n4));
+  // softmax/cross-entropy forward: the real columns read once (each chunk's
+  // exp pass rereads it from L1, not memory), losses and lse written, targets
+  // read, the target logit again.
+  EXPECT_DOUBLE_EQ(bytes(Op::SoftmaxXentFwd), 4 * (N * V + 2 * N + N + N));
   // softmax/cross-entropy backward, in place over the real columns, zeros
   // written to the padding, lse and targets read, the target logit again.
   EXPECT_DOUBLE_EQ(bytes(Op::SoftmaxXentBwd), 4 * (2 * N * V + N * (Vp - V) + 3 * N));
