@@ -12,19 +12,21 @@ EnergyWindow::EnergyWindow(EnergyMeter* meter, EnergyOptions o) : meter_(meter),
 
 void EnergyWindow::start() { t0_ = EnergyMeter::now_ns(); }
 
-void EnergyWindow::stop(benchmark::State& st, double flop_per_iter) {
+double EnergyWindow::stop(benchmark::State& st, double flop_per_iter) {
   const std::int64_t t1 = EnergyMeter::now_ns();
+  const double seconds = double(t1 - t0_) * 1e-9;
   const double iters = double(st.iterations());
   constexpr double kMaxIterations = 1e9;  // Google Benchmark reports a loop this long whatever its time
-  const bool reported = double(t1 - t0_) * 1e-9 >= o_.skip_below_s || iters >= kMaxIterations;
+  const bool reported = seconds >= o_.skip_below_s || iters >= kMaxIterations;
   if (!meter_ || !meter_->active() || iters <= 0 || !reported) {
     set_counters(st, WindowResult{}, flop_per_iter);
-    return;
+    return seconds;
   }
   // The loop's window judged by the one rule, as `run` judges its rows and
   // the public Meter its windows; the counters as a user's suite gets them.
   const WindowResult r = window_result(*meter_, o_.supply, domains_, {t0_, t1, flop_per_iter * iters, true});
   set_counters(st, r, flop_per_iter, meter_->headline_source(), o_.all_sources);
+  return seconds;
 }
 
 void EnergyWindow::set_modelled(benchmark::State& st, double flop_per_iter, double joules, double seconds,

@@ -43,8 +43,9 @@ class EnergyWindow {
   // meter may be null or inactive: then only FLOP/s is reported.
   EnergyWindow(EnergyMeter* meter, EnergyOptions o);
   void start();
-  // Sets FLOP/s and, with a sampling meter, the energy counters of the headline source.
-  void stop(benchmark::State& st, double flop_per_iter);
+  // Sets FLOP/s and, with a sampling meter, the energy counters of the
+  // headline source. Returns the loop's seconds (start to stop).
+  double stop(benchmark::State& st, double flop_per_iter);
 
   // A simulated device's counters from its modelled energy (joules over every
   // iteration of the loop) and modelled time.

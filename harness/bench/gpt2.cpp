@@ -83,14 +83,12 @@ struct Gpt2Benchmarks::Impl {
     }
     EnergyWindow w(meter, eo);
     w.start();
-    const std::int64_t t0 = EnergyMeter::now_ns();
     for (auto _ : st) step();
-    const std::int64_t t1 = EnergyMeter::now_ns();
-    w.stop(st, flop);
+    const double seconds = w.stop(st, flop);
     // The step's fraction of its roofline limit, as run.json's step row has it.
-    if (roofs && st.iterations() > 0 && t1 > t0)
+    if (roofs && st.iterations() > 0 && seconds > 0)
       if (const auto limit = gpt2_step_roof_limit(c.cfg, B, T, dtype, *c.b, *roofs))
-        st.counters["roof_fraction"] = *limit / (double(t1 - t0) * 1e-9 / double(st.iterations()));
+        st.counters["roof_fraction"] = *limit / (seconds / double(st.iterations()));
   }
 };
 
