@@ -368,9 +368,7 @@ int bench_main(int argc, char** argv) {
     }
   }
   for (const auto& r : above_roof)
-    fmt::print(stderr, "flopwatt_bench: warning: above {:.0f}% of its roof: {} (a missing ceiling or a byte model "
-                       "counting bytes the op never moves)\n",
-               100 * kRoofTolerance, r);
+    fmt::print(stderr, "flopwatt_bench: {}\n", above_roof_warning(r));
   record.complete = true;
   record.measurements = reporter.measurements(headline, omp_get_max_threads());
   if (!record.measurements.empty())

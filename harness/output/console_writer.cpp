@@ -104,9 +104,7 @@ void print_summary(std::FILE* f, const Run& run, const std::string& out_dir) {
   for (const auto& m : run.measurements)
     if (m.workload != "gpt2") others.push_back(m);
   for (const auto& r : rows_above_roof(others))
-    fmt::print(f, "warning: above {:.0f}% of its roof: {} (a missing ceiling or a byte model counting bytes the op "
-                  "never moves)\n",
-               100 * kRoofTolerance, r);
+    fmt::print(f, "{}\n", above_roof_warning(r));
   std::size_t missing = 0;
   for (const auto& s : run.power_sources) missing += !s.available;
   bool any = false;

@@ -305,6 +305,12 @@ std::string config_label(const Measurement& m) {
   return s;
 }
 
+std::string above_roof_warning(const std::string& row) {
+  return fmt::format("warning: above {:.0f}% of its roof: {} (a missing ceiling or a byte model counting bytes the op "
+                     "never moves)",
+                     100 * kRoofTolerance, row);
+}
+
 std::vector<std::string> rows_above_roof(const std::vector<Measurement>& ms) {
   std::vector<std::string> out;
   for (const auto& m : ms)

@@ -150,6 +150,8 @@ inline constexpr double kRoofTolerance = 1.05;
 // Rows of `ms` above kRoofTolerance of their roof, as
 // "adamw opt (cpu:onednn): 120% of dram_r1u3".
 std::vector<std::string> rows_above_roof(const std::vector<Measurement>& ms);
+// The warning line (no newline) every front end prints for such a row.
+std::string above_roof_warning(const std::string& row);
 
 nlohmann::json figures_basis();
 nlohmann::json to_json(const Measurement& m);

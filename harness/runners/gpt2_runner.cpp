@@ -233,9 +233,7 @@ void print_table(std::FILE* f, const Run& run, const std::vector<Measurement>& r
                   "{:.1f}% of the measured step\n",
                *step.roof_time_s * 1e3, 100 * *step.fraction_of_roof);
   for (const auto& r : rows_above_roof(rows))
-    fmt::print(f, "warning: above {:.0f}% of its roof: {} (a missing ceiling or a byte model counting bytes the op "
-                  "never moves)\n",
-               100 * kRoofTolerance, r);
+    fmt::print(f, "{}\n", above_roof_warning(r));
 }
 
 }  // namespace
