@@ -133,19 +133,13 @@ Meter::Closed Meter::close(Window w, double flop) {
 }
 
 WindowResult Meter::result(const Closed& c) {
-  if (c.t0_ns < impl_->prune()) {
-    WindowResult r;
-    r.name = c.name;
-    r.duration_s = double(c.t1_ns - c.t0_ns) * 1e-9;
-    r.flop = c.flop;
-    if (c.flop > 0 && r.duration_s > 0) r.flop_per_s = c.flop / r.duration_s;
-    r.headline_why = "the window began more than MeterOptions::history_s ago and its samples were dropped; "
-                     "judge it sooner or raise history_s";
-    return r;
-  }
+  const WindowSpan span{c.t0_ns, c.t1_ns, c.flop, false};
   // The same judgement as every row of `flopwatt run`, and the same path as
   // flopwatt_bench's loops (window_result.h).
-  WindowResult r = window_result(*impl_->energy, impl_->supply.get(), impl_->domains, {c.t0_ns, c.t1_ns, c.flop, false});
+  WindowResult r = c.t0_ns < impl_->prune()
+                       ? timing_only(span, "the window began more than MeterOptions::history_s ago and its samples "
+                                           "were dropped; judge it sooner or raise history_s")
+                       : window_result(*impl_->energy, impl_->supply.get(), impl_->domains, span);
   r.name = c.name;
   return r;
 }

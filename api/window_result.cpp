@@ -10,16 +10,19 @@ std::map<std::string, std::string> source_domains(const EnergyMeter& energy) {
   return d;
 }
 
-WindowResult window_result(EnergyMeter& energy, power::SupplyMonitor* supply,
-                           const std::map<std::string, std::string>& domains, const WindowSpan& span) {
+WindowResult timing_only(const WindowSpan& span, std::string why) {
   WindowResult r;
   r.duration_s = double(span.t1_ns - span.t0_ns) * 1e-9;
   r.flop = span.flop;
   if (span.flop > 0 && r.duration_s > 0) r.flop_per_s = span.flop / r.duration_s;
-  if (!energy.active()) {
-    r.headline_why = "no power source is sampled (`flopwatt sources` says why)";
-    return r;
-  }
+  r.headline_why = std::move(why);
+  return r;
+}
+
+WindowResult window_result(EnergyMeter& energy, power::SupplyMonitor* supply,
+                           const std::map<std::string, std::string>& domains, const WindowSpan& span) {
+  WindowResult r = timing_only(span, "no power source is sampled (`flopwatt sources` says why)");
+  if (!energy.active()) return r;
   Measurement m;
   m.energy = energy.window(span.t0_ns, span.t1_ns, span.flop, /*net=*/false, span.wait_all);
   // One copy of the supply's track serves the judgement, the change check and

@@ -24,6 +24,10 @@ struct WindowSpan {
   bool wait_all = false;
 };
 
+// The window's time and FLOP figures alone, with `why` as headline_why: what
+// a window gets when no energy can be judged for it.
+WindowResult timing_only(const WindowSpan& span, std::string why);
+
 // `supply` may be null (no power supply class): then `supply` stays empty.
 // `domains` maps source ids to their domains (EnergyMeter::status()).
 WindowResult window_result(EnergyMeter& energy, power::SupplyMonitor* supply,
