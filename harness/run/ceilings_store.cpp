@@ -183,7 +183,7 @@ HostCeilings host_ceilings(const std::string& root, const std::string& measured_
   const std::string file = peak_file(peak_dir(), host, cpu);
   const std::time_t now = std::time(nullptr);
   std::string why;
-  if (auto r = stored_host_ceilings(root, &why)) return *r;
+  if (auto r = reuse_stored(file, host, cpu, threads, now, kPeakMaxAgeS, &why)) return *r;
   HostCeilings h;
   Ceilings c = measure_short(root, threads);
   h.from = "measured now (short: " + why + ")";
