@@ -103,17 +103,10 @@ inline __m512 reciprocal16(__m512 d) {
   return _mm512_fmadd_ps(_mm512_fnmadd_ps(d, r, _mm512_set1_ps(1.0f)), r, r);
 }
 
-inline __m512 sigmoid16(__m512 x) {
-  // exp16 saturates at e^88, so 1 + e stays finite and the Newton step never
-  // meets 0 * inf.
-  const __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), x));
-  return reciprocal16(_mm512_add_ps(_mm512_set1_ps(1.0f), e));
-}
-
 // sigmoid(z) given t = -z log2(e), i.e. 1 / (1 + 2^t): for callers that fold
 // -log2(e) into the constants producing z (GELU's 2u), so the exp is
 // exp2_16's 9 ops rather than exp16's 13 and a negation. t is clamped at 126
-// so that 1 + 2^t stays finite, as in sigmoid16.
+// so that 1 + 2^t stays finite and the Newton step never meets 0 * inf.
 inline __m512 sigmoid_exp2_16(__m512 t) {
   const __m512 e = exp2_16(_mm512_maskz_min_ps(kAll, _mm512_set1_ps(126.0f), t));
   return reciprocal16(_mm512_add_ps(_mm512_set1_ps(1.0f), e));
