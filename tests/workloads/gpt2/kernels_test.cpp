@@ -36,18 +36,28 @@ TEST(ExpFast, MatchesLibmAcrossTheRange) {
 }
 
 #if defined(__AVX512F__)
+// A 16-lane function against libm's double over [lo, hi]: lane j of each
+// vector holds arg(x0 + step j), so the lanes differ and a lane mix-up shows.
+template <class Simd, class Ref, class Arg>
+void expect_lanes_match(Simd simd_fn, Ref ref, float lo, float hi, float step, double rel, Arg arg) {
+  alignas(64) float in[16], out[16];
+  for (float x0 = lo; x0 <= hi; x0 += step * 16) {
+    for (int j = 0; j < 16; ++j) in[j] = arg(std::min(hi, x0 + step * j));
+    _mm512_store_ps(out, simd_fn(_mm512_load_ps(in)));
+    for (int j = 0; j < 16; ++j) {
+      const double want = ref(double(in[j]));
+      ASSERT_NEAR(out[j], want, rel * want) << "argument " << in[j];
+    }
+  }
+}
+const auto kSame = [](float x) { return x; };
+
 // The 16-lane exp the attention softmax uses, to the same bound as exp_fast;
 // lanes hold different arguments so a lane mix-up shows.
 TEST(ExpFast, SixteenLanesMatchLibm) {
+  ASSERT_NO_FATAL_FAILURE(expect_lanes_match(simd::exp16, [](double x) { return std::exp(x); }, -87.0f, 88.0f,
+                                             0.0137f, 3e-7, kSame));
   alignas(64) float in[16], out[16];
-  for (float x0 = -87.0f; x0 <= 88.0f; x0 += 0.0137f * 16) {
-    for (int j = 0; j < 16; ++j) in[j] = std::min(88.0f, x0 + 0.0137f * j);
-    _mm512_store_ps(out, simd::exp16(_mm512_load_ps(in)));
-    for (int j = 0; j < 16; ++j) {
-      const double want = std::exp(double(in[j]));
-      ASSERT_NEAR(out[j], want, 3e-7 * want) << "x=" << in[j];
-    }
-  }
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   const float special[16] = {0.0f, nan, -1000.0f, 1000.0f, -inf, inf, -0.0f, 1.0f, nan, 2.0f, -2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f};
   std::copy(special, special + 16, in);
@@ -63,15 +73,9 @@ TEST(ExpFast, SixteenLanesMatchLibm) {
 // The cross-entropy's 2^t over its whole domain (down to where it clamps), to
 // 3e-7 relative like exp16; NaN stays NaN and -inf gives a tiny normal float.
 TEST(ExpFast, SixteenLanesExp2MatchesLibm) {
+  ASSERT_NO_FATAL_FAILURE(expect_lanes_match(simd::exp2_16, [](double t) { return std::exp2(t); }, -125.4f, 0.5f,
+                                             0.00731f, 3e-7, kSame));
   alignas(64) float in[16], out[16];
-  for (float t0 = -125.4f; t0 <= 0.5f; t0 += 0.00731f * 16) {
-    for (int j = 0; j < 16; ++j) in[j] = std::min(0.5f, t0 + 0.00731f * j);
-    _mm512_store_ps(out, simd::exp2_16(_mm512_load_ps(in)));
-    for (int j = 0; j < 16; ++j) {
-      const double want = std::exp2(double(in[j]));
-      ASSERT_NEAR(out[j], want, 3e-7 * want) << "t=" << in[j];
-    }
-  }
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   const float special[16] = {0.0f, nan, -1000.0f, -inf, -0.0f, -1.0f, nan, -125.5f, -126.0f, -149.0f,
                              -0.5f, 0.5f, -10.25f, -3.5f, -64.0f, -100.0f};
@@ -90,15 +94,10 @@ TEST(ExpFast, SixteenLanesExp2MatchesLibm) {
 // [-87, 88], to 4e-7, saturating to 0 and 1 without NaN.
 TEST(ExpFast, SixteenLanesSigmoidOfExp2MatchesLibm) {
   const float l2e = 1.44269504088896341f;
+  ASSERT_NO_FATAL_FAILURE(expect_lanes_match(
+      simd::sigmoid_exp2_16, [](double t) { return 1.0 / (1.0 + std::exp2(t)); }, -87.0f, 88.0f, 0.0137f, 4e-7,
+      [l2e](float z) { return -z * l2e; }));
   alignas(64) float in[16], out[16];
-  for (float z0 = -87.0f; z0 <= 88.0f; z0 += 0.0137f * 16) {
-    for (int j = 0; j < 16; ++j) in[j] = -std::min(88.0f, z0 + 0.0137f * j) * l2e;
-    _mm512_store_ps(out, simd::sigmoid_exp2_16(_mm512_load_ps(in)));
-    for (int j = 0; j < 16; ++j) {
-      const double want = 1.0 / (1.0 + std::exp2(double(in[j])));
-      ASSERT_NEAR(out[j], want, 4e-7 * want) << "t=" << in[j];
-    }
-  }
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   const float special[16] = {0.0f, nan, 1000.0f, -1000.0f, inf, -inf, 200.0f, -200.0f,
                              nan, 1.0f, -1.0f, 126.0f, 127.0f, 128.0f, -126.0f, -0.0f};
