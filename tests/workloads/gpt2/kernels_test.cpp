@@ -144,23 +144,30 @@ TEST(Kernels, LayerNormForward) {
   }
 }
 
+// LayerNorm backward (accumulating into dx or overwriting it) against the
+// float64 reference on random inputs drawn from seeds seed..seed+6, x in
+// [x_lo, x_hi]: rtol 1e-4, atol 1e-5.
+void expect_layernorm_backward_as_reference(int N, int C, bool acc, int seed, float x_lo, float x_hi) {
+  auto x = random_vector(std::int64_t(N) * C, seed, x_lo, x_hi), w = random_vector(C, seed + 1),
+       b = random_vector(C, seed + 2), dout = random_vector(x.size(), seed + 3);
+  std::vector<float> y(x.size()), m(N), r(N);
+  reference::layernorm_forward(y.data(), m.data(), r.data(), x.data(), w.data(), b.data(), N, C);
+  auto dx = random_vector(x.size(), seed + 4), dw = random_vector(C, seed + 5), db = random_vector(C, seed + 6);
+  auto rdx = dx, rdw = dw, rdb = db;
+  kernels::layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), m.data(), r.data(),
+                              N, C, acc);
+  reference::layernorm_backward(rdx.data(), rdw.data(), rdb.data(), dout.data(), x.data(), w.data(), m.data(),
+                                r.data(), N, C, acc);
+  EXPECT_TRUE(all_close("ln dx", dx, rdx, 1e-4, 1e-5));
+  EXPECT_TRUE(all_close("ln dw", dw, rdw, 1e-4, 1e-5));
+  EXPECT_TRUE(all_close("ln db", db, rdb, 1e-4, 1e-5));
+}
+
 TEST(Kernels, LayerNormBackwardAccumulatesOrOverwrites) {
   for (auto [N, C] : kRows) {
     for (bool acc : {true, false}) {
       SCOPED_TRACE(::testing::Message() << "N=" << N << " C=" << C << " acc=" << acc);
-      auto x = random_vector(std::int64_t(N) * C, 20, -2, 2), w = random_vector(C, 21), b = random_vector(C, 22);
-      auto dout = random_vector(x.size(), 23);
-      std::vector<float> y(x.size()), m(N), r(N);
-      reference::layernorm_forward(y.data(), m.data(), r.data(), x.data(), w.data(), b.data(), N, C);
-      auto dx = random_vector(x.size(), 24), dw = random_vector(C, 25), db = random_vector(C, 26);
-      auto rdx = dx, rdw = dw, rdb = db;
-      kernels::layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), m.data(),
-                                  r.data(), N, C, acc);
-      reference::layernorm_backward(rdx.data(), rdw.data(), rdb.data(), dout.data(), x.data(), w.data(), m.data(),
-                                    r.data(), N, C, acc);
-      EXPECT_TRUE(all_close("ln dx", dx, rdx, 1e-4, 1e-5));
-      EXPECT_TRUE(all_close("ln dw", dw, rdw, 1e-4, 1e-5));
-      EXPECT_TRUE(all_close("ln db", db, rdb, 1e-4, 1e-5));
+      expect_layernorm_backward_as_reference(N, C, acc, 20, -2, 2);
     }
   }
 }
@@ -178,19 +185,7 @@ TEST(Kernels, LayerNormBackwardAwkwardShapes) {
     for (float offset : {0.0f, 100.0f}) {
       for (bool acc : {true, false}) {
         SCOPED_TRACE(::testing::Message() << "N=" << N << " C=" << C << " offset=" << offset << " acc=" << acc);
-        auto x = random_vector(std::int64_t(N) * C, 30, offset - 2, offset + 2), w = random_vector(C, 31),
-             b = random_vector(C, 32), dout = random_vector(x.size(), 33);
-        std::vector<float> y(x.size()), m(N), r(N);
-        reference::layernorm_forward(y.data(), m.data(), r.data(), x.data(), w.data(), b.data(), N, C);
-        auto dx = random_vector(x.size(), 34), dw = random_vector(C, 35), db = random_vector(C, 36);
-        auto rdx = dx, rdw = dw, rdb = db;
-        kernels::layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), m.data(),
-                                    r.data(), N, C, acc);
-        reference::layernorm_backward(rdx.data(), rdw.data(), rdb.data(), dout.data(), x.data(), w.data(),
-                                      m.data(), r.data(), N, C, acc);
-        EXPECT_TRUE(all_close("ln dx", dx, rdx, 1e-4, 1e-5));
-        EXPECT_TRUE(all_close("ln dw", dw, rdw, 1e-4, 1e-5));
-        EXPECT_TRUE(all_close("ln db", db, rdb, 1e-4, 1e-5));
+        expect_layernorm_backward_as_reference(N, C, acc, 30, offset - 2, offset + 2);
       }
     }
   }
