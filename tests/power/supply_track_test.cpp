@@ -131,7 +131,8 @@ TEST(SupplyMonitor, SeesAnUnplugDuringARun) {
 
 // A window's end needs a poll after it; windows that end before the last poll
 // share it, and one that ends after it gets a fresh read, which sees an
-// unplug that happened since.
+// unplug that happened since (sysfs-class-power: the adapter's `online` goes
+// 1 -> 0 and the battery's `status` to "Discharging", as in the test above).
 TEST(SupplyMonitor, CoverPollsOnlyWhenNoPollIsAfterTheTime) {
   FixtureTree t;
   t.write("sys/class/power_supply/AC/type", "Mains\n");
