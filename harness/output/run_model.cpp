@@ -100,6 +100,7 @@ json to_json(const Measurement& m) {
       {std::string(metric::kFractionOfRoof.name), json_or_null(m.fraction_of_roof)},
       {std::string(metric::kRoofBound.name), json_or_null(m.roof_bound)},
       {std::string(metric::kMemoryPattern.name), json_or_null(m.memory_pattern)},
+      {"roof_peak_dtype", json_or_null(m.roof_peak_dtype)},
       {std::string(metric::kWorkingSet.name), json_or_null(m.working_set_bytes)},
       {std::string(metric::kRoofCeiling.name), json_or_null(m.roof_ceiling)},
       {std::string(metric::kRoofTime.name), json_or_null(m.roof_time_s)},
@@ -210,6 +211,7 @@ Measurement measurement_from_json(const json& j) {
   m.fraction_of_roof = json_optional<double>(j, std::string(metric::kFractionOfRoof.name).c_str());
   m.roof_bound = json_optional<std::string>(j, std::string(metric::kRoofBound.name).c_str());
   m.memory_pattern = json_optional<std::string>(j, metric::kMemoryPattern.name.data());
+  m.roof_peak_dtype = json_optional<std::string>(j, "roof_peak_dtype");
   m.working_set_bytes = json_optional<double>(j, metric::kWorkingSet.name.data());
   m.roof_ceiling = json_optional<std::string>(j, metric::kRoofCeiling.name.data());
   m.roof_time_s = json_optional<double>(j, metric::kRoofTime.name.data());
@@ -306,8 +308,9 @@ std::string config_label(const Measurement& m) {
 }
 
 std::string above_roof_warning(const std::string& row) {
-  return fmt::format("warning: above {:.0f}% of its roof: {} (a missing ceiling or a byte model counting bytes the op "
-                     "never moves)",
+  return fmt::format("warning: above {:.0f}% of its roof: {} (ceilings measured while the machine was busy: re-run "
+                     "`flopwatt run peak` on a quiet machine; else a missing ceiling or a byte model counting bytes "
+                     "the op never moves)",
                      100 * kRoofTolerance, row);
 }
 

@@ -73,6 +73,10 @@ struct Measurement {
   // one repetition touches); roof_time_s = max(FLOP / peak, bytes / bandwidth)
   // per repetition, the time the op would take at its roof.
   std::optional<std::string> memory_pattern;
+  // The precision whose FLOP peak the roof is over: dtype, except where the
+  // row's arithmetic runs in another precision (a GPT-2 op outside the GEMMs
+  // computes in fp32 whatever its run's GEMM dtype). Set by placement.
+  std::optional<std::string> roof_peak_dtype;
   std::optional<double> working_set_bytes;
   std::optional<std::string> roof_ceiling;
   std::optional<double> roof_time_s;
@@ -144,8 +148,9 @@ struct Run {
 };
 
 // What each FLOP/s and FLOP/J figure is computed over, written into run.json.
-// A roof is exceeded by more than noise above this fraction: then a ceiling
-// misses a pattern or level, or a byte model counts bytes the op never moves.
+// A roof is exceeded by more than noise above this fraction: then the stored
+// ceilings were measured while the machine was busy, a ceiling misses a
+// pattern or level, or a byte model counts bytes the op never moves.
 inline constexpr double kRoofTolerance = 1.05;
 // Rows of `ms` above kRoofTolerance of their roof, as
 // "adamw opt (cpu:onednn): 120% of dram_r1u3".

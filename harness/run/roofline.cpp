@@ -167,11 +167,13 @@ void place_measurement(Measurement& m, const RooflineSet& roofs) {
   }
   if (bytes > 0 && m.flop > 0) m.intensity = m.flop / bytes;
   if (!c) return;
-  const auto peak = c->peak(m.dtype);
+  const std::string peak_dtype = m.roof_peak_dtype.value_or(m.dtype);
+  const auto peak = c->peak(peak_dtype);
   const auto mem = c->memory_for(m.memory_pattern.value_or(""), working_set);
   if (!peak || !mem || !(mem->bytes_per_s > 0) || !(bytes > 0)) return;
   const double time = m.flop > 0 ? m.flop / m.flop_per_s : m.time_s.median;
   m.roof_ceiling = mem->name;
+  m.roof_peak_dtype = peak_dtype;
   m.roof_time_s = std::max(m.flop / *peak, bytes / mem->bytes_per_s);
   if (const auto p = place_on_roof(m.flop, bytes, m.flop_per_s, *peak, mem->bytes_per_s)) {
     m.roof_flop_per_s = p->attainable_flop_per_s;

@@ -437,6 +437,9 @@ Measurement gpt2_op_roof_row(gpt2::Op op, const gpt2::Config& cfg, int B, int T,
   }
   m.working_set_bytes = *m.bytes / n;
   if (const char* p = gpt2::memory_pattern(op, dtype)) m.memory_pattern = p;
+  // Only the GEMMs take the run's dtype; attention, GELU, LayerNorm and the
+  // rest compute on fp32 activations, so a bf16 peak would make their roof twice too high.
+  if (!info.gemm) m.roof_peak_dtype = "fp32";
   return m;
 }
 

@@ -246,6 +246,35 @@ TEST(Roofline, MemoryCeilingIsThePatternAtTheLevelHoldingTheWorkingSet) {
   EXPECT_EQ(back.capacity_bytes, c.capacity_bytes);
 }
 
+// A row's roof is over the peak of the precision its arithmetic runs in:
+// its dtype, unless the row says otherwise (attention in a bf16 GPT-2 run
+// computes in fp32, and against the bf16 peak its roof was twice too high).
+TEST(Roofline, RoofPeakIsTheRowsArithmeticPrecision) {
+  RooflineSet roofs;
+  roofs.host = levelled();
+  roofs.host->peak_flop_per_s["bf16"] = 400e9;
+  Measurement attn;
+  attn.workload = "gpt2";
+  attn.op = "attn";
+  attn.dtype = "bf16";
+  attn.flop = 1e9;
+  attn.bytes = 1e6;  // 1000 FLOP/B: compute-bound at either peak
+  attn.flop_per_s = 100e9;
+  attn.time_s.median = 0.01;
+  Measurement own = attn;
+  place_measurement(own, roofs);
+  EXPECT_EQ(own.roof_peak_dtype, "bf16") << "no override: the row's dtype";
+  EXPECT_DOUBLE_EQ(*own.roof_flop_per_s, 400e9);
+  attn.roof_peak_dtype = "fp32";
+  place_measurement(attn, roofs);
+  EXPECT_EQ(attn.roof_peak_dtype, "fp32");
+  EXPECT_DOUBLE_EQ(*attn.roof_flop_per_s, 200e9);
+  EXPECT_DOUBLE_EQ(*attn.fraction_of_roof, 0.5);
+  EXPECT_DOUBLE_EQ(*attn.roof_time_s, 1e9 / 200e9);
+  const Measurement back = measurement_from_json(to_json(attn));
+  EXPECT_EQ(back.roof_peak_dtype, "fp32") << "run.json keeps it";
+}
+
 TEST(Roofline, PlacedOpsCarryTheirCeilingAndTimeAtTheRoof) {
   RooflineSet roofs;
   roofs.host = levelled();

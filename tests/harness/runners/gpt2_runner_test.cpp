@@ -150,5 +150,40 @@ TEST(Gpt2Runner, StepFractionIsItsOpsRoofTimesOverTheStep) {
   fs::remove_all(dir);
 }
 
+// In a bf16 run only the GEMMs compute in bf16: every other op's roof is over
+// the fp32 peak, and the step's limit sums those roofs.
+TEST(Gpt2Runner, OnlyGemmOpsTakeTheBf16Peak) {
+  const gpt2::Config cfg = gpt2::preset("tiny", "--model");
+  Gpt2Runner runner(tiny_options(), cfg);
+  RooflineSet roofs;
+  Ceilings c;
+  c.label = "cpu";
+  c.peak_flop_per_s = {{"fp32", 1e9}, {"bf16", 2e9}};  // slow enough that every op is compute-bound
+  c.capacity_bytes = {{"l2", 1e12}};
+  c.memory = {{"l2_triad", 1e15}};
+  roofs.host = c;
+  double limit = 0;
+  int gemms = 0, others = 0;
+  for (int i = 0; i < gpt2::kNumOps; ++i) {
+    const auto op = gpt2::Op(i);
+    if (gpt2::op_occurrences(op, cfg) == 0) continue;
+    Measurement m = gpt2_op_roof_row(op, cfg, 2, 8, DType::BF16, runner.backend());
+    place_measurement(m, roofs);
+    SCOPED_TRACE(m.op + " " + m.pass.value_or(""));
+    EXPECT_EQ(m.dtype, "bf16");
+    const bool gemm = gpt2::op_info(op).gemm;
+    (gemm ? gemms : others)++;
+    EXPECT_EQ(m.roof_peak_dtype, gemm ? "bf16" : "fp32");
+    ASSERT_TRUE(m.roof_time_s);
+    EXPECT_DOUBLE_EQ(*m.roof_time_s, std::max(m.flop / (gemm ? 2e9 : 1e9), *m.bytes / 1e15));
+    limit += *m.roof_time_s;
+  }
+  EXPECT_GT(gemms, 0);
+  EXPECT_GT(others, 0);
+  const auto step = gpt2_step_roof_limit(cfg, 2, 8, DType::BF16, runner.backend(), roofs);
+  ASSERT_TRUE(step);
+  EXPECT_NEAR(*step, limit, 1e-12 * limit);
+}
+
 }  // namespace
 }  // namespace flopwatt
