@@ -112,16 +112,19 @@ inline __m512 sigmoid_exp2_16(__m512 t) {
   return reciprocal16(_mm512_add_ps(_mm512_set1_ps(1.0f), e));
 }
 
-// Horizontal sum and max through memory: _mm512_reduce_add_ps and even
-// _mm512_castps512_ps256 extract with an undefined merge operand (see above).
-// Called once per row or chunk, so the store and reload cost nothing visible.
+// Horizontal sum as a tree of four shuffles and adds, with the masked
+// (zeroing) shuffles: _mm512_reduce_add_ps and even _mm512_castps512_ps256
+// extract with an undefined merge operand (see above). Summing the 16 lanes in
+// one scalar chain through memory cost about 64 cycles of latency, and
+// LayerNorm waits on two such sums in every row.
 inline float hsum16(__m512 v) {
-  alignas(64) float t[16];
-  _mm512_store_ps(t, v);
-  float s = 0.0f;
-  for (float x : t) s += x;
-  return s;
+  v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(kAll, v, v, 0x4E));  // 256-bit halves swapped
+  v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(kAll, v, v, 0xB1));  // 128-bit neighbours swapped
+  v = _mm512_add_ps(v, _mm512_maskz_permute_ps(kAll, v, 0x4E));        // 64-bit pairs swapped
+  v = _mm512_add_ps(v, _mm512_maskz_permute_ps(kAll, v, 0xB1));        // neighbours swapped
+  return _mm512_cvtss_f32(v);
 }
+// Horizontal max through memory, once per row or chunk.
 // A NaN lane may or may not win; callers carry NaN through their exp pass instead.
 inline float hmax16(__m512 v) {
   alignas(64) float t[16];
