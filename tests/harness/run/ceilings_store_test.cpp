@@ -181,3 +181,15 @@ TEST(PeakDir, XdgCacheHomeThenHomeCacheAndTheOverride) {
   ScopedEnv override_dir("FLOPWATT_PEAK_DIR", "/srv/peaks");
   EXPECT_EQ(flopwatt::peak_dir(), "/srv/peaks");
 }
+
+// Every test executable runs with its cache and results store in the build
+// tree (tests/test_environment.cpp), whatever the user's environment says: a
+// test's run must neither reuse the machine's stored ceilings nor add its own
+// to them, nor record itself in the user's store.
+TEST(PeakDir, TestsKeepTheirCacheAndStoreInTheBuildTree) {
+  EXPECT_EQ(flopwatt::peak_dir(), std::string(FLOPWATT_TEST_CACHE_HOME) + "/flopwatt/peaks");
+  const char* data = std::getenv("XDG_DATA_HOME");
+  ASSERT_NE(data, nullptr);
+  EXPECT_STREQ(data, FLOPWATT_TEST_DATA_HOME);
+  EXPECT_EQ(std::getenv("FLOPWATT_STORE"), nullptr);
+}
