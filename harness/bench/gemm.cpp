@@ -3,7 +3,7 @@
 #include <random>
 #include <set>
 
-#include "harness/output/run_model.h"
+#include "harness/bench/roof.h"
 #include "harness/run/backend_registry.h"
 #include "harness/runners/gemm_runner.h"
 #include "harness/runners/gemm_operands.h"
@@ -64,18 +64,8 @@ struct GemmBenchmarks::Impl {
 
   // The row as `run gemm` places it on the roofline, at this loop's speed.
   void place(const Case& c, benchmark::State& st, double seconds) {
-    if (!roofs || !roofs->host || st.iterations() == 0 || !(seconds > 0)) return;
-    Measurement m = gemm_row(c.shape, c.d, *c.b);
-    m.flop_per_s = m.flop * double(st.iterations()) / seconds;
-    m.time_s.median = seconds / double(st.iterations());
-    place_measurement(m, *roofs);
-    if (!m.fraction_of_roof) return;
-    st.counters["roof_fraction"] = *m.fraction_of_roof;
-    if (*m.fraction_of_roof > kRoofTolerance) {
-      const auto rows = rows_above_roof({m});
-      st.SetLabel("above its roof: " + rows.front());
-      if (above_roof) above_roof->push_back(rows.front());
-    }
+    if (!roofs || !roofs->host) return;
+    place_on_stored_roof(st, gemm_row(c.shape, c.d, *c.b), seconds, roofs, above_roof);
   }
 
   void run(Case& c, benchmark::State& st) {

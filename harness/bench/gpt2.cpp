@@ -1,5 +1,10 @@
 #include "harness/bench/gpt2.h"
 
+#include <algorithm>
+
+#include "harness/bench/gpt2_ops.h"
+#include "harness/bench/roof.h"
+#include "harness/output/text.h"
 #include "harness/run/backend_registry.h"
 #include "harness/runners/gpt2_runner.h"
 #include "workloads/error.h"
@@ -23,8 +28,17 @@ struct Gpt2Benchmarks::Impl {
   };
   std::vector<std::unique_ptr<Case>> cases;
 
-  // One model at a time (a d12 model with gradients and AdamW state is ~2 GB);
-  // benchmarks run in registration order, so it is rebuilt once per case.
+  struct OpCase {
+    Impl* impl;
+    gpt2::Config cfg;
+    gpt2::Op op;
+    std::string error;
+  };
+  std::vector<std::unique_ptr<OpCase>> op_cases;
+
+  // One model or one op's buffers at a time (a d12 model with gradients and
+  // AdamW state is ~2 GB, and so is AdamW's op alone); benchmarks run in
+  // registration order, so each is built once per case.
   const Case* current = nullptr;
   std::unique_ptr<gpt2::Model> model;
   gpt2::Profiler prof;
@@ -33,6 +47,12 @@ struct Gpt2Benchmarks::Impl {
   int B = 4, T = 64;
   DType dtype = DType::F32;
   const RooflineSet* roofs = nullptr;
+  std::vector<std::string>* above_roof = nullptr;
+  const OpCase* op_current = nullptr;
+  std::unique_ptr<Gpt2OpKernel> kernel;
+  // Only names the op rows' roof (gpt2_op_roof_row takes a backend); their
+  // kernels do not go through it.
+  std::unique_ptr<Backend> host;
 
   void step() {
     model->forward(in.data(), tg.data(), B, T);
@@ -54,6 +74,8 @@ struct Gpt2Benchmarks::Impl {
   }
 
   void run(Case& c, benchmark::State& st) {
+    op_current = nullptr;
+    kernel.reset();
     try {
       ensure(c);
     } catch (const std::exception& e) {
@@ -90,7 +112,72 @@ struct Gpt2Benchmarks::Impl {
       if (const auto limit = gpt2_step_roof_limit(c.cfg, B, T, dtype, *c.b, *roofs))
         st.counters["roof_fraction"] = *limit / (seconds / double(st.iterations()));
   }
+
+  void run_op(OpCase& c, benchmark::State& st) {
+    current = nullptr;
+    model.reset();
+    if (op_current != &c) {
+      op_current = nullptr;
+      kernel.reset();
+      try {
+        kernel = std::make_unique<Gpt2OpKernel>(c.op, c.cfg, B, T, dtype);
+      } catch (const std::exception& e) {
+        c.error = e.what();
+        st.SkipWithError(c.error.c_str());
+        return;
+      }
+      op_current = &c;
+    }
+    EnergyWindow w(meter, eo);
+    w.start();
+    for (auto _ : st) {
+      kernel->run();
+      benchmark::ClobberMemory();
+    }
+    const double seconds = w.stop(st, gpt2::op_cost(c.op, c.cfg, B, T, dtype).flop);
+    if (!kernel->finite()) {
+      st.SkipWithError("the op's in-place outputs are no longer finite: its timing is not the kernel's");
+      return;
+    }
+    if (!roofs || !roofs->host) return;
+    if (!host) host = default_gemm_backend();
+    if (!host) return;
+    // The row of one layer holds per_layer occurrences (the residual's two); an iteration runs one.
+    Measurement m = gpt2_op_roof_row(c.op, c.cfg, B, T, dtype, *host, 0);
+    const int n = m.count_per_step.value_or(1);
+    m.flop /= n;
+    m.bytes = *m.bytes / n;
+    m.count_per_step = 1;
+    m.backend = "host";
+    place_on_stored_roof(st, std::move(m), seconds, roofs, above_roof);
+  }
 };
+
+namespace {
+
+// "all", "none" or op names from the op table, as --gpt2-ops takes them.
+std::vector<gpt2::Op> selected_ops(const std::string& list) {
+  std::vector<gpt2::Op> all;
+  std::vector<std::string> names;
+  for (int i = 0; i < gpt2::kNumOps; ++i)
+    if (gpt2_op_benchmarked(gpt2::Op(i))) {
+      all.push_back(gpt2::Op(i));
+      if (std::find(names.begin(), names.end(), gpt2::op_info(gpt2::Op(i)).name) == names.end())
+        names.push_back(gpt2::op_info(gpt2::Op(i)).name);
+    }
+  if (list == "all") return all;
+  if (list == "none") return {};
+  const auto wanted = split_list(list);
+  for (const auto& w : wanted)
+    if (std::find(names.begin(), names.end(), w) == names.end())
+      throw InputError("--gpt2-ops " + w, "not an op outside the GEMMs", "use all, none or some of " + join(names, ","));
+  std::erase_if(all, [&](gpt2::Op op) {
+    return std::find(wanted.begin(), wanted.end(), gpt2::op_info(op).name) == wanted.end();
+  });
+  return all;
+}
+
+}  // namespace
 
 Gpt2Benchmarks::Gpt2Benchmarks(EnergyMeter* meter, EnergyOptions eo) : impl_(std::make_unique<Impl>()) {
   impl_->meter = meter;
@@ -105,6 +192,8 @@ Registered Gpt2Benchmarks::register_all(const Gpt2BenchOptions& o) {
   impl_->T = o.T;
   impl_->dtype = o.dtype;
   impl_->roofs = o.roofs;
+  impl_->above_roof = o.above_roof;
+  const std::vector<gpt2::Op> ops = selected_ops(o.ops);
   auto& bs = impl_->backends;
   bs = select_backends(o.backends.empty() ? "all" : o.backends, "--gpt2-backends");
   if (o.backends.empty()) {
@@ -138,6 +227,17 @@ Registered Gpt2Benchmarks::register_all(const Gpt2BenchOptions& o) {
       auto* bm = benchmark::RegisterBenchmark(name.c_str(), [cp](benchmark::State& st) { cp->impl->run(*cp, st); });
       time_as_backend(bm, *b, benchmark::kMillisecond, 2);
       impl_->cases.push_back(std::move(c));
+      ++r.count;
+    }
+    for (const gpt2::Op op : ops) {
+      auto c = std::make_unique<Impl::OpCase>(Impl::OpCase{impl_.get(), cfg, op, {}});
+      Impl::OpCase* cp = c.get();
+      const gpt2::OpInfo& info = gpt2::op_info(op);
+      const std::string name = "gpt2/" + p + "/op/" + info.name + "/" + info.pass;
+      benchmark::RegisterBenchmark(name.c_str(), [cp](benchmark::State& st) { cp->impl->run_op(*cp, st); })
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+      impl_->op_cases.push_back(std::move(c));
       ++r.count;
     }
   }

@@ -51,7 +51,7 @@ struct BenchArgs {
   PowerOptions power;
   std::string idle = "0", sample_period = "0.01", power_counters = "headline";
   std::string shapes = "gpt2-124m", backends, dtype = "fp32";
-  std::string gpt2_presets = "tiny,d12", gpt2_backends, gpt2_batch = "4", gpt2_seq = "64";
+  std::string gpt2_presets = "tiny,d12", gpt2_ops = "all", gpt2_backends, gpt2_batch = "4", gpt2_seq = "64";
   std::string grad_order_model = "none", grad_order_tokens = "4096";
   std::string overhead = "none";
   std::string store;  // results store; empty: $FLOPWATT_STORE or the default file
@@ -195,7 +195,9 @@ int bench_main(int argc, char** argv) {
       {"shapes", "GEMM shapes as `flopwatt run gemm --shapes` (default gpt2-124m)", &a.shapes},
       {"backends", "GEMM backends (default: every available one but cpu:reference)", &a.backends},
       {"dtype", "GEMM operand dtype: fp32 | bf16 (default fp32)", &a.dtype},
-      {"gpt2-presets", "GPT-2 step benchmarks: presets, or 'none' (default tiny,d12)", &a.gpt2_presets},
+      {"gpt2-presets", "GPT-2 step and op benchmarks: presets, or 'none' (default tiny,d12)", &a.gpt2_presets},
+      {"gpt2-ops", "GPT-2 ops outside the GEMMs timed alone: all (default), none, or names (ln1,attn,adamw,..)",
+       &a.gpt2_ops},
       {"gpt2-backends", "GEMM backends of the GPT-2 steps (default: CPU backends and one NPU)", &a.gpt2_backends},
       {"gpt2-batch", "GPT-2 batch size B (default 4)", &a.gpt2_batch},
       {"gpt2-seq", "GPT-2 sequence length T (default 64)", &a.gpt2_seq},
@@ -221,7 +223,8 @@ int bench_main(int argc, char** argv) {
   take_flags(argc, argv, flags, a.help);
   if (a.help) {
     fmt::print("flopwatt_bench {}: flopwatt's GEMMs and GPT-2 steps as Google Benchmark benchmarks.\n"
-               "Benchmarks: gemm/<backend>/<op>, gpt2/<preset>/<backend>/step, gradorder/<backend>/<layer>/<order>.\n"
+               "Benchmarks: gemm/<backend>/<op>, gpt2/<preset>/<backend>/step, gpt2/<preset>/op/<op>/<pass>,\n"
+               "gradorder/<backend>/<layer>/<order>.\n"
                "User counters: FLOP/s (rate over real time; modelled time for simulated backends), and from the\n"
                "headline power source over each timed loop: J/iter, W, FLOP/J; gradorder rows also model_DRAM_bytes\n"
                "(the CPU traffic model), block_rows and auto_picks. flopwatt flags (--name=value or --name value):\n",
@@ -278,7 +281,9 @@ int bench_main(int argc, char** argv) {
   po.T = int(to_number(a.gpt2_seq, "--gpt2-seq"));
   if (po.B < 1 || po.T < 1) throw InputError("--gpt2-batch/--gpt2-seq", "must be >= 1", "pass e.g. --gpt2-batch=4");
   po.dtype = *dt;
+  po.ops = a.gpt2_ops;
   po.roofs = &roofs;
+  po.above_roof = &above_roof;
   const gbench::Registered rp = po.presets.empty() ? gbench::Registered{} : gpt2b.register_all(po);
   gbench::GradOrderBenchmarks gob(&meter, eo);
   gbench::Registered rgo;
@@ -323,7 +328,8 @@ int bench_main(int argc, char** argv) {
                  "counters (run `flopwatt sources`)");
   benchmark::AddCustomContext(
       "flopwatt_roofline",
-      roofs.host ? "roof_fraction: each host GEMM row's FLOP/s over its roof, from the ceilings in " + roof_why +
+      roofs.host ? "roof_fraction: each host GEMM and GPT-2 op row's FLOP/s over its roof (for an op without "
+                       "FLOPs its roof time over its time), from the ceilings in " + roof_why +
                        "; a row above " + fmt::format("{:.0f}%", 100 * kRoofTolerance) +
                        " is labelled and warned about (a ceiling misses a pattern, or a byte model counts too much)"
                  : "no roof_fraction: no stored ceilings for this machine and thread count (" + roof_why +

@@ -14,6 +14,8 @@
 
 #include "harness/run/ceilings_store.h"
 #include "harness/run/context.h"
+#include "workloads/gpt2/config.h"
+#include "workloads/gpt2/op_table.h"
 #include "tests/harness/cli_support.h"
 
 namespace {
@@ -44,7 +46,7 @@ double rel(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(a)
 
 const std::string kArgs = "--sysfs-root=" + kLaptop.string() +
                           " --shapes '16,16,16;33,17,65,NT' --backends=cpu:llmc,npu:sim-phoenix"
-                          " --gpt2-presets=tiny --gpt2-backends=cpu:llmc --benchmark_min_time=0.05"
+                          " --gpt2-presets=tiny --gpt2-ops=none --gpt2-backends=cpu:llmc --benchmark_min_time=0.05"
                           " --benchmark_format=json";
 
 // The laptop fixture unplugged and without RAPL: its discharging battery (a
@@ -235,12 +237,9 @@ TEST(Bench, GradOrderPairsSideBySide) {
   }
 }
 
-// Each host GEMM row is placed on this machine's stored ceilings, as `run
-// gemm` places it: against a stored peak of 1 MFLOP/s every GEMM is far above
-// its roof, so the row carries roof_fraction > 1.05, a label and a warning;
-// with no stored ceilings there is no roof_fraction and the context says why.
-TEST(Bench, GemmRowsAboveTheirRoofAreFlagged) {
-  const fs::path peaks = temp_dir("peaks");
+// Ceilings for this host and the laptop fixture's CPU at one thread, where
+// flopwatt_bench looks for them when FLOPWATT_PEAK_DIR is `dir`.
+void store_one_thread_ceilings(const fs::path& dir, double fp32_flop_per_s, double dram_bytes_per_s) {
   flopwatt::StoredPeak p;
   char host[256] = {};
   ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
@@ -251,11 +250,20 @@ TEST(Bench, GemmRowsAboveTheirRoofAreFlagged) {
   flopwatt::Ceilings c;
   c.label = "cpu";
   c.threads = 1;
-  c.peak_flop_per_s["fp32"] = 1e6;
-  c.memory.push_back({"dram_triad", 1e12});
+  c.peak_flop_per_s["fp32"] = fp32_flop_per_s;
+  c.memory.push_back({"dram_triad", dram_bytes_per_s});
   p.by_threads = {c};
   std::string why;
-  ASSERT_TRUE(flopwatt::write_stored_peak(flopwatt::peak_file(peaks.string(), p.host, p.cpu), p, &why)) << why;
+  ASSERT_TRUE(flopwatt::write_stored_peak(flopwatt::peak_file(dir.string(), p.host, p.cpu), p, &why)) << why;
+}
+
+// Each host GEMM row is placed on this machine's stored ceilings, as `run
+// gemm` places it: against a stored peak of 1 MFLOP/s every GEMM is far above
+// its roof, so the row carries roof_fraction > 1.05, a label and a warning;
+// with no stored ceilings there is no roof_fraction and the context says why.
+TEST(Bench, GemmRowsAboveTheirRoofAreFlagged) {
+  const fs::path peaks = temp_dir("peaks");
+  store_one_thread_ceilings(peaks, 1e6, 1e12);
 
   const std::string args = " OMP_NUM_THREADS=1 " + std::string(FLOPWATT_BENCH_BINARY) + " --sysfs-root=" +
                            kLaptop.string() + " --shapes 16,16,16 --backends=cpu:llmc --gpt2-presets=none" +
@@ -279,6 +287,67 @@ TEST(Bench, GemmRowsAboveTheirRoofAreFlagged) {
   EXPECT_FALSE(plain->contains("roof_fraction"));
   EXPECT_NE(jn["context"].value("flopwatt_roofline", "").find("flopwatt run peak"), std::string::npos);
   EXPECT_EQ(none.err.find("above"), std::string::npos) << none.err;
+}
+
+// Every op of a step outside the GEMMs (but the batch loading) runs alone as
+// gpt2/<preset>/op/<op>/<pass>, with its FLOP/s from the op table; on stored
+// ceilings it gets a roof_fraction, and against ceilings of 1 MFLOP/s and
+// 1 kB/s every one is far above its roof, labelled and warned about as the
+// GEMM rows are. Without stored ceilings there is no roof_fraction.
+TEST(Bench, Gpt2OpsRunAloneAgainstTheirRoofs) {
+  const fs::path peaks = temp_dir("op-peaks");
+  store_one_thread_ceilings(peaks, 1e6, 1e3);
+  const std::string args = " OMP_NUM_THREADS=1 " + std::string(FLOPWATT_BENCH_BINARY) + " --sysfs-root=" +
+                           kLaptop.string() + " --shapes none --gpt2-presets=tiny --gpt2-backends=cpu:llmc" +
+                           " --benchmark_filter=op/ --power=none --no-store --benchmark_min_time=0.005" +
+                           " --benchmark_format=json";
+  const Result r = flopwatt::testing::run_command_line("FLOPWATT_PEAK_DIR=" + peaks.string() + args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  const Result none = flopwatt::testing::run_command_line("FLOPWATT_PEAK_DIR=" + temp_dir("op-no-peaks").string() + args);
+  ASSERT_EQ(none.code, 0) << none.err;
+  const json jn = json::parse(none.out);
+  namespace gpt2 = flopwatt::gpt2;
+  int rows = 0;
+  for (int i = 0; i < gpt2::kNumOps; ++i) {
+    const gpt2::OpInfo& info = gpt2::op_info(gpt2::Op(i));
+    if (info.gemm || info.op == gpt2::Op::Data) continue;
+    const std::string name = std::string("gpt2/tiny/op/") + info.name + "/" + info.pass;
+    SCOPED_TRACE(name);
+    const json* row = find(j, name);
+    ASSERT_NE(row, nullptr) << r.out;
+    ++rows;
+    EXPECT_FALSE(row->value("error_occurred", false)) << row->dump();
+    const double flop = gpt2::op_cost(info.op, gpt2::preset("tiny"), 4, 64, flopwatt::DType::F32).flop;
+    const double t = (*row)["real_time"].get<double>() * 1e-6;
+    if (flop > 0) {
+      EXPECT_LT(rel((*row)["FLOP/s"].get<double>(), flop / t), 1e-6) << row->dump();
+    }
+    ASSERT_TRUE(row->contains("roof_fraction")) << row->dump();
+    EXPECT_GT((*row)["roof_fraction"].get<double>(), 1.05);
+    EXPECT_NE(row->value("label", "").find("above its roof"), std::string::npos) << row->dump();
+    EXPECT_NE(r.err.find(std::string("warning: above 105% of its roof: ") + info.name + " " + info.pass + " (host)"),
+              std::string::npos)
+        << r.err;
+    const json* plain = find(jn, name);
+    ASSERT_NE(plain, nullptr) << none.out;
+    EXPECT_FALSE(plain->contains("roof_fraction")) << plain->dump();
+  }
+  EXPECT_EQ(rows, 17);  // embed, ln1, ln2, lnf, attn, gelu, softmax_xent both ways, residual, zero_grad, adamw
+  EXPECT_EQ(none.err.find("above"), std::string::npos) << none.err;
+
+  // --gpt2-ops picks ops by name; --gpt2-presets none still means no GPT-2 rows at all.
+  Result some = bench("--power none --shapes none --gpt2-presets=tiny --gpt2-ops=attn,adamw --benchmark_list_tests");
+  ASSERT_EQ(some.code, 0) << some.err;
+  EXPECT_NE(some.out.find("gpt2/tiny/op/attn/bwd/real_time\n"), std::string::npos) << some.out;
+  EXPECT_NE(some.out.find("gpt2/tiny/op/adamw/opt/real_time\n"), std::string::npos) << some.out;
+  EXPECT_EQ(some.out.find("op/ln1/"), std::string::npos) << some.out;
+  Result off = bench("--power none --shapes none --gpt2-presets=none --benchmark_list_tests");
+  ASSERT_EQ(off.code, 0) << off.err;
+  EXPECT_EQ(off.out.find("gpt2/"), std::string::npos) << off.out;
+  Result bad = bench("--gpt2-presets=tiny --gpt2-ops=qkv --benchmark_list_tests");
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  fs::remove_all(peaks);
 }
 
 TEST(Bench, BadFlagsExitTwo) {

@@ -1,0 +1,200 @@
+#include "harness/bench/gpt2_ops.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "workloads/gpt2/adamw.h"
+#include "workloads/gpt2/kernels.h"
+#include "workloads/gpt2/model.h"
+#include "workloads/gpt2/tensor_table.h"
+
+namespace flopwatt::gbench {
+
+namespace {
+
+std::uint64_t splitmix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// A counter-based generator, so AdamW's ~500M floats at d12 fill in parallel
+// and the values do not depend on the thread count.
+void fill(float* p, std::int64_t n, std::uint64_t seed, float lo, float hi) {
+  const std::uint64_t s = splitmix(seed);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double u = double(splitmix(s ^ std::uint64_t(i)) >> 11) * 0x1.0p-53;
+    p[i] = lo + float(u) * (hi - lo);
+  }
+}
+
+void fill_tokens(int* p, std::int64_t n, std::uint64_t seed, int V) {
+  const std::uint64_t s = splitmix(seed);
+  for (std::int64_t i = 0; i < n; ++i) p[i] = int(splitmix(s ^ std::uint64_t(i)) % std::uint64_t(V));
+}
+
+}  // namespace
+
+bool gpt2_op_benchmarked(gpt2::Op op) { return !gpt2::op_info(op).gemm && op != gpt2::Op::Data; }
+
+struct Gpt2OpKernel::Impl {
+  std::vector<gpt2::Arena<float>> f;
+  gpt2::Arena<int> tokens;
+  gpt2::Arena<bf16_t> shadow;
+  std::function<void()> call;
+  std::vector<std::pair<const float*, std::int64_t>> rewritten;  // checked by finite()
+  int t = 0;                                                     // AdamW's update count
+
+  float* buf(std::int64_t n, float lo = -1, float hi = 1) {
+    f.emplace_back(n);
+    fill(f.back().data(), n, f.size(), lo, hi);
+    return f.back().data();
+  }
+  float* zeros(std::int64_t n) {
+    f.emplace_back(n);
+    return f.back().data();
+  }
+  int* toks(std::int64_t n, int V) {
+    tokens = gpt2::Arena<int>(n);
+    fill_tokens(tokens.data(), n, 7, V);
+    return tokens.data();
+  }
+};
+
+Gpt2OpKernel::Gpt2OpKernel(gpt2::Op op, const gpt2::Config& c, int B, int T, DType dtype)
+    : impl_(std::make_unique<Impl>()) {
+  using gpt2::Op;
+  namespace k = gpt2::kernels;
+  Impl& s = *impl_;
+  const int C = c.C, NH = c.NH, V = c.V, Vp = c.Vp, N = B * T;
+  const std::int64_t NC = std::int64_t(N) * C, N4C = 4 * NC;
+  switch (op) {
+    case Op::EmbedFwd: {
+      float *out = s.zeros(NC), *wte = s.buf(std::int64_t(Vp) * C), *wpe = s.buf(std::int64_t(c.maxT) * C);
+      const int* in = s.toks(N, V);
+      s.call = [=] { k::encoder_forward(out, in, wte, wpe, B, T, C); };
+      break;
+    }
+    case Op::EmbedBwd: {
+      float *dwte = s.zeros(std::int64_t(Vp) * C), *dwpe = s.zeros(std::int64_t(c.maxT) * C), *dout = s.buf(NC);
+      const int* in = s.toks(N, V);
+      s.call = [=] { k::encoder_backward(dwte, dwpe, dout, in, B, T, C); };
+      s.rewritten = {{dwte, std::int64_t(Vp) * C}, {dwpe, std::int64_t(c.maxT) * C}};
+      break;
+    }
+    case Op::Ln1Fwd:
+    case Op::Ln2Fwd:
+    case Op::LnfFwd: {
+      float *out = s.zeros(NC), *mean = s.zeros(N), *rstd = s.zeros(N), *inp = s.buf(NC, -2, 2);
+      float *w = s.buf(C, 0.5f, 1.5f), *b = s.buf(C, -0.1f, 0.1f);
+      s.call = [=] { k::layernorm_forward(out, mean, rstd, inp, w, b, N, C); };
+      break;
+    }
+    case Op::Ln1Bwd:
+    case Op::Ln2Bwd:
+    case Op::LnfBwd: {
+      float *dinp = s.zeros(NC), *dw = s.zeros(C), *db = s.zeros(C), *dout = s.buf(NC), *inp = s.buf(NC, -2, 2);
+      float *w = s.buf(C, 0.5f, 1.5f), *b = s.buf(C, -0.1f, 0.1f), *out = s.zeros(NC), *mean = s.zeros(N),
+            *rstd = s.zeros(N);
+      k::layernorm_forward(out, mean, rstd, inp, w, b, N, C);
+      // The final LayerNorm's backward starts the residual gradient; the blocks' add into it.
+      const bool acc = op != Op::LnfBwd;
+      s.call = [=] { k::layernorm_backward(dinp, dw, db, dout, inp, w, mean, rstd, N, C, acc); };
+      s.rewritten = {{dinp, NC}, {dw, C}, {db, C}};
+      break;
+    }
+    case Op::AttnFwd: {
+      float *out = s.zeros(NC), *att = s.zeros(std::int64_t(B) * NH * T * T), *qkv = s.buf(3 * NC);
+      s.call = [=] { k::attention_forward(out, att, qkv, B, T, C, NH); };
+      break;
+    }
+    case Op::AttnBwd: {
+      float *dqkv = s.zeros(3 * NC), *dout = s.buf(NC), *qkv = s.buf(3 * NC), *out = s.zeros(NC),
+            *att = s.zeros(std::int64_t(B) * NH * T * T);
+      k::attention_forward(out, att, qkv, B, T, C, NH);
+      s.call = [=] { k::attention_backward(dqkv, dout, qkv, att, B, T, C, NH); };
+      break;
+    }
+    case Op::ResidualFwd: {
+      float *out = s.zeros(NC), *a = s.buf(NC), *b = s.buf(NC);
+      s.call = [=] { k::residual_forward(out, a, b, NC); };
+      break;
+    }
+    case Op::GeluFwd: {
+      float *out = s.zeros(N4C), *inp = s.buf(N4C, -3, 3);
+      s.call = [=] { k::gelu_forward(out, inp, N4C); };
+      break;
+    }
+    case Op::GeluBwd: {
+      // d *= gelu'(x) again on every call: for x this far right gelu'(x)
+      // rounds to 1, so d neither dies into denormals nor overflows, and the
+      // kernel's branch-free arithmetic costs what it costs on any x.
+      float *d = s.buf(N4C), *inp = s.buf(N4C, 6, 8);
+      s.call = [=] { k::gelu_backward_inplace(d, inp, N4C); };
+      s.rewritten = {{d, N4C}};
+      break;
+    }
+    case Op::SoftmaxXentFwd: {
+      float *losses = s.zeros(N), *lse = s.zeros(N), *logits = s.buf(std::int64_t(N) * Vp, -4, 4);
+      const int* tg = s.toks(N, V);
+      s.call = [=] { k::softmax_xent_forward(losses, lse, logits, tg, N, V, Vp); };
+      break;
+    }
+    case Op::SoftmaxXentBwd: {
+      float *losses = s.zeros(N), *lse = s.zeros(N), *logits = s.buf(std::int64_t(N) * Vp, -4, 4);
+      const int* tg = s.toks(N, V);
+      k::softmax_xent_forward(losses, lse, logits, tg, N, V, Vp);
+      // In place, so later calls read the previous dlogits: exp(dlogit - lse)
+      // stays below 1, and the values stay bounded.
+      const float dloss = 1.0f / float(N);
+      s.call = [=] { k::softmax_xent_backward_inplace(logits, lse, tg, dloss, N, V, Vp); };
+      s.rewritten = {{logits, std::int64_t(N) * Vp}};
+      break;
+    }
+    case Op::ZeroGrad: {
+      // One memset over as many floats as the step clears (its bytes / 4);
+      // the step's is one per parameter tensor, the same bytes in more calls.
+      const auto n = std::int64_t(gpt2::op_cost(op, c, B, T, dtype).bytes / sizeof(float));
+      float* g = s.buf(n);
+      s.call = [=] { std::memset(g, 0, std::size_t(n) * sizeof(float)); };
+      break;
+    }
+    case Op::AdamW: {
+      const std::int64_t P = gpt2::num_parameters(c);
+      float *p = s.buf(P, -0.05f, 0.05f), *g = s.buf(P, -0.01f, 0.01f), *m = s.zeros(P), *v = s.zeros(P);
+      if (dtype == DType::BF16) s.shadow = gpt2::Arena<bf16_t>(P);
+      bf16_t* sh = s.shadow ? s.shadow.data() : nullptr;
+      // One more update per call: with the gradient fixed, p moves by at most lr per call.
+      Impl* ip = &s;
+      s.call = [=] { gpt2::adamw_update(p, g, m, v, sh, P, gpt2::AdamWConfig{}, ++ip->t); };
+      s.rewritten = {{p, P}, {m, P}, {v, P}};
+      break;
+    }
+    default:
+      throw std::logic_error(std::string("no isolated benchmark for GPT-2 op ") + gpt2::op_info(op).name);
+  }
+  s.call();  // first touch of outputs stays out of the timed loop
+}
+
+Gpt2OpKernel::~Gpt2OpKernel() = default;
+
+void Gpt2OpKernel::run() { impl_->call(); }
+
+bool Gpt2OpKernel::finite() const {
+  for (const auto& [p, n] : impl_->rewritten) {
+    bool ok = true;
+#pragma omp parallel for reduction(&& : ok) schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) ok = ok && std::isfinite(p[i]);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace flopwatt::gbench
