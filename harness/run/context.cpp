@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "cpu/core_trip.h"
 #include "harness/output/text.h"
 #include "harness/output/version.h"
 #include "power/sysfs.h"
@@ -68,6 +69,10 @@ json collect_context(const std::string& root, const std::vector<const Backend*>&
   }
   c["threads"] = omp_get_max_threads();
   c["online_cpus"] = sysconf(_SC_NPROCESSORS_ONLN);
+  // Where the run's cores sit moves its memory-bound figures (README): two
+  // runs compare only when their round trips are alike.
+  const auto trip = cpu::core_round_trip_ns(omp_get_max_threads());
+  c["core_round_trip_ns"] = trip ? json(*trip) : json(nullptr);
   utsname u{};
   if (uname(&u) == 0) {
     c["kernel"] = std::string(u.sysname) + " " + u.release;

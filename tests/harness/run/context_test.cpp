@@ -61,6 +61,10 @@ TEST_F(ContextTest, ReadsCpuAndSettingsFromTheRoot) {
   EXPECT_TRUE(c["ac_online"].is_null());
   EXPECT_GE(c["threads"].get<int>(), 1);
   EXPECT_FALSE(c["started_utc"].get<std::string>().empty());
+  // Measured on the cores, not read from the root: a time, or null (one
+  // thread, or a round that could not finish).
+  ASSERT_TRUE(c.contains("core_round_trip_ns"));
+  EXPECT_TRUE(c["core_round_trip_ns"].is_null() || c["core_round_trip_ns"].get<double>() > 0);
 }
 
 TEST_F(ContextTest, MissingFilesAreNullNotEmptyStrings) {
