@@ -331,7 +331,7 @@ int bench_main(int argc, char** argv) {
       roofs.host ? "roof_fraction: each host GEMM and GPT-2 op row's FLOP/s over its roof (for an op without "
                        "FLOPs its roof time over its time), from the ceilings in " + roof_why +
                        "; a row above " + fmt::format("{:.0f}%", 100 * kRoofTolerance) +
-                       " is labelled and warned about (a ceiling misses a pattern, or a byte model counts too much)"
+                       " is labelled and warned about on stderr, the warning naming the likely causes"
                  : "no roof_fraction: no stored ceilings for this machine and thread count (" + roof_why +
                        "); `flopwatt run peak` stores them");
   std::vector<std::string> skipped = rg.skipped;
