@@ -32,13 +32,17 @@ void package_zone(const FixtureTree& t, std::uint64_t max_uj) {
 }  // namespace
 
 TEST(Sampler, FakeCounterAtKnownPowerWithinOnePercentAcrossWraps) {
-  // A writer thread stalled by a loaded machine (ctest -j, other builds) leaves
-  // the counter stale at a window edge, which is the fixture's error, not the
-  // sampler's: take the best of three windows, each of which must be sane.
+  // A writer thread stalled by a loaded machine (ctest -j, other builds, a
+  // sanitizer build) leaves the counter stale at a window edge, which is the
+  // fixture's error, not the sampler's: take the best of up to five windows.
+  // A wrap the sampler miscounts is in every window (it wraps twice in each),
+  // so the best one still catches it. A stall is not bounded: CI once saw the
+  // whole process stopped 0.63 s at a window's end (187 of 250 samples), and
+  // the sample after it read the value from before the stall (15.0 W).
   WindowEnergy w;
   double best_err = 1e9;
   std::unique_ptr<Sampler> kept;
-  for (int attempt = 0; attempt < 3 && best_err > 0.2; ++attempt) {
+  for (int attempt = 0; attempt < 5 && best_err > 0.2; ++attempt) {
     FixtureTree t;
     const std::uint64_t max_uj = 20'000'000;  // wraps every second at 20 W
     package_zone(t, max_uj);
@@ -56,7 +60,6 @@ TEST(Sampler, FakeCounterAtKnownPowerWithinOnePercentAcrossWraps) {
     s->stop();
     std::printf("[ measured ] fake counter at 20.000 W read as %.4f W over %.3f s (%zu samples)\n", wi.avg_power_w,
                 double(t1 - t0) * 1e-9, wi.samples);
-    EXPECT_NEAR(wi.avg_power_w, 20.0, 1.0);  // even a stalled attempt is within 5%
     if (std::abs(wi.avg_power_w - 20.0) < best_err) {
       best_err = std::abs(wi.avg_power_w - 20.0);
       w = wi;
