@@ -9,11 +9,12 @@
 #include "harness/run/run_setup.h"
 #include "harness/run/statistics.h"
 #include "workloads/error.h"
+#include "workloads/gpt2/exp_rate.h"
 
 namespace flopwatt {
 
 void register_run_peak(CLI::App& run, CliState& st) {
-  auto* cmd = run.add_subcommand("peak", "Measure this machine's FMA peak FLOP/s per thread count (fp32, bf16)");
+  auto* cmd = run.add_subcommand("peak", "Measure this machine's ceilings per thread count: FMA peak FLOP/s (fp32, bf16), exp rate, memory streams");
   auto common = std::make_shared<RunCommonOptions>();
   auto seconds = std::make_shared<double>(0.5);
   cmd->add_option("--seconds", *seconds, "Seconds per (dtype, ISA, thread count) point");
@@ -37,6 +38,21 @@ void register_run_peak(CLI::App& run, CliState& st) {
       m.skipped = p.flop_per_s > 0 ? std::nullopt : std::optional<std::string>(p.isa + ": " + (p.note.empty() ? "not usable here" : p.note));
       m.threads = p.threads;
       fmt::print("{:<6} {:<22} {:>7} {:>16} {}\n", p.dtype, p.isa, p.threads, si(p.flop_per_s, "FLOP/s"), p.note);
+      r.session->add(std::move(m));
+    }
+    // The exp rate: workload "exp", its rate in flop_per_s at one FLOP per
+    // exp (the op table's count), bounding GELU and the softmaxes beside the peak.
+    for (int t = 1; t <= omp_get_max_threads(); ++t) {
+      Measurement m;
+      m.workload = "exp";
+      m.op = "exp";
+      m.backend = "cpu:exp";
+      m.dtype = "fp32";
+      m.reps = 1;
+      m.threads = t;
+      m.flop_per_s = gpt2::measure_exp_rate(t, *seconds);
+      fmt::print("{:<6} {:<22} {:>7} {:>16} {}\n", "fp32", "exp (the kernels')", t, si(m.flop_per_s, "exp/s"),
+                 "one FLOP per exp in the op table; the third ceiling of GELU and the softmaxes");
       r.session->add(std::move(m));
     }
     // Memory ceilings: workload "bandwidth", op "<level>_<stream>" (e.g.

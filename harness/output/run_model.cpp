@@ -90,6 +90,7 @@ json to_json(const Measurement& m) {
       {"rep_times_s", m.rep_times_s},
       {"flop", m.flop},
       {"bytes", json_or_null(m.bytes)},
+      {"exps", json_or_null(m.exps)},
       {"flop_per_s", m.flop_per_s},
       {std::string(metric::kFlopPerSWindow.name), json_or_null(m.flop_per_s_window)},
       {std::string(metric::kRepMaxOverMedian.name), json_or_null(m.rep_max_over_median)},
@@ -212,6 +213,7 @@ Measurement measurement_from_json(const json& j) {
   m.roof_bound = json_optional<std::string>(j, std::string(metric::kRoofBound.name).c_str());
   m.memory_pattern = json_optional<std::string>(j, metric::kMemoryPattern.name.data());
   m.roof_peak_dtype = json_optional<std::string>(j, "roof_peak_dtype");
+  m.exps = json_optional<double>(j, "exps");
   m.working_set_bytes = json_optional<double>(j, metric::kWorkingSet.name.data());
   m.roof_ceiling = json_optional<std::string>(j, metric::kRoofCeiling.name.data());
   m.roof_time_s = json_optional<double>(j, metric::kRoofTime.name.data());

@@ -53,6 +53,9 @@ struct Measurement {
   std::vector<double> rep_times_s;       // every repetition, kept
   double flop = 0;                       // per repetition
   std::optional<double> bytes;           // analytic bytes moved per repetition
+  // exps evaluated per repetition (among the FLOPs), where the op table
+  // counts them: their roof includes exps over the measured exp rate.
+  std::optional<double> exps;
   double flop_per_s = 0;                 // flop / median repetition time
   // flop x reps / total time of the repetitions: the basis FLOP/J shares
   // (both over the same window); absent in runs written before it existed.
@@ -70,8 +73,8 @@ struct Measurement {
   // Which memory ceiling the roof is over ("llc_triad", "dram_r1u3"; for a
   // GPT-2 step "ops": the sum of its ops' roofs), chosen by the op's stream
   // pattern (a cpu::stream_name) at the level holding its working set (bytes
-  // one repetition touches); roof_time_s = max(FLOP / peak, bytes / bandwidth)
-  // per repetition, the time the op would take at its roof.
+  // one repetition touches); roof_time_s = max(FLOP / peak, bytes / bandwidth,
+  // exps / exp rate) per repetition, the time the op would take at its roof.
   std::optional<std::string> memory_pattern;
   // The precision whose FLOP peak the roof is over: dtype, except where the
   // row's arithmetic runs in another precision (a GPT-2 op outside the GEMMs

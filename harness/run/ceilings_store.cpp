@@ -17,6 +17,7 @@
 #include "harness/output/safe_file.h"
 #include "harness/run/context.h"
 #include "workloads/error.h"
+#include "workloads/gpt2/exp_rate.h"
 
 namespace fs = std::filesystem;
 
@@ -96,8 +97,9 @@ std::optional<HostCeilings> reuse_stored(const std::string& file, const std::str
   if (!p) return no(file + " is not a stored peak");
   if (p->host != host || p->cpu != cpu) return no(file + " is another machine's");
   if (p->format < kStoredPeakFormat)
-    return no(fmt::format("{} is format {}, without the per-pattern and per-level ceilings of format {}", file,
-                          p->format, kStoredPeakFormat));
+    return no(fmt::format("{} is format {}, without the ceilings of format {} (per stream pattern and cache "
+                          "level, the exp rate)",
+                          file, p->format, kStoredPeakFormat));
   const double age = std::difftime(now, p->measured_at);
   if (age < 0 || age > max_age_s) return no(fmt::format("{} is {:.0f} h old", file, age / 3600));
   for (const auto& c : p->by_threads)
@@ -128,8 +130,9 @@ std::map<std::string, double> capacities(const std::string& root, int threads) {
   return out;
 }
 
-// The short measurement: the SIMD peak (about 0.1 s per point) and every
-// stream at every level at the current thread count (about 0.02 s each).
+// The short measurement: the SIMD peak (about 0.1 s per point), every
+// stream at every level at the current thread count (about 0.02 s each) and
+// the exp rate (0.05 s).
 Ceilings measure_short(const std::string& root, int threads) {
   Ceilings c;
   c.label = "cpu";
@@ -149,6 +152,7 @@ Ceilings measure_short(const std::string& root, int threads) {
     }
   }
   c.capacity_bytes = capacities(root, threads);
+  if (const double e = gpt2::measure_exp_rate(threads, 0.05); e > 0) c.exp_per_s = e;
   return c;
 }
 

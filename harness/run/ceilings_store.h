@@ -27,9 +27,10 @@ std::string peak_file(const std::string& dir, const std::string& host, const std
 inline constexpr double kPeakMaxAgeS = 7 * 24 * 3600.0;
 
 // Format 2 added the stream patterns of the step's ops and each cache level's
-// capacity; a format 1 file still loads, but is measured again rather than
-// reused (its DRAM-only roofs are what ops exceeded).
-inline constexpr int kStoredPeakFormat = 2;
+// capacity; format 3 the exp rate. An older file still loads, but is measured
+// again rather than reused (its DRAM-only roofs are what ops exceeded; without
+// the exp rate GELU and the softmaxes are held to the FMA peak at one FLOP per exp).
+inline constexpr int kStoredPeakFormat = 3;
 
 struct StoredPeak {
   int format = kStoredPeakFormat;  // 1 for files written before it was recorded

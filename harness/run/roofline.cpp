@@ -69,6 +69,8 @@ std::optional<Ceilings> ceilings_from_peak_run(const Run& run, int threads) {
     if (m.workload == "peak" && m.flop_per_s > 0) {
       double& p = c.peak_flop_per_s[m.dtype];
       p = std::max(p, m.flop_per_s);
+    } else if (m.workload == "exp" && m.flop_per_s > 0) {
+      c.exp_per_s = std::max(c.exp_per_s.value_or(0.0), m.flop_per_s);
     } else if (m.workload == "bandwidth" && m.verified.value_or(false) && m.bytes && m.time_s.median > 0) {
       // The fastest tenth of the repetitions: other processes only slow a
       // stream down, and a ceiling is what the machine can do, not its median.
@@ -115,6 +117,7 @@ json to_json(const Ceilings& c) {
             {"capacity_bytes", c.capacity_bytes},
             {"dram", d ? json{{"name", d->name}, {"bytes_per_s", d->bytes_per_s}} : json(nullptr)}};
   if (c.modelled_energy) j["modelled_energy"] = fit_json(*c.modelled_energy);
+  j["exp_per_s"] = c.exp_per_s ? json(*c.exp_per_s) : json(nullptr);
   return j;
 }
 
@@ -132,6 +135,8 @@ Ceilings ceilings_from_json(const json& j) {
       if (v.is_number() && v.get<double>() > 0) c.capacity_bytes[k] = v.get<double>();
   if (j.contains("modelled_energy") && j["modelled_energy"].is_object())
     c.modelled_energy = fit_from_json(j["modelled_energy"]);
+  if (const auto it = j.find("exp_per_s"); it != j.end() && it->is_number() && it->get<double>() > 0)
+    c.exp_per_s = it->get<double>();
   return c;
 }
 
@@ -145,7 +150,7 @@ std::optional<double> measured_dram_bytes(const Measurement& m) {
 }
 
 void place_measurement(Measurement& m, const RooflineSet& roofs) {
-  if (m.skipped || m.workload == "peak" || m.workload == "bandwidth" || !m.bytes) return;
+  if (m.skipped || m.workload == "peak" || m.workload == "bandwidth" || m.workload == "exp" || !m.bytes) return;
   if (m.workload == "gpt2" && m.op == "step") return;
   const Ceilings* c = nullptr;
   if (m.simulated) {
@@ -175,7 +180,16 @@ void place_measurement(Measurement& m, const RooflineSet& roofs) {
   m.roof_ceiling = mem->name;
   m.roof_peak_dtype = peak_dtype;
   m.roof_time_s = std::max(m.flop / *peak, bytes / mem->bytes_per_s);
-  if (const auto p = place_on_roof(m.flop, bytes, m.flop_per_s, *peak, mem->bytes_per_s)) {
+  // The exps run on the same vector pipes as the rest of the FLOPs, so adding
+  // the two times would be a tighter floor; the larger of them is the one
+  // that is surely a floor.
+  const double exp_time = m.exps && c->exp_per_s ? *m.exps / *c->exp_per_s : 0.0;
+  if (exp_time > *m.roof_time_s && m.flop > 0) {
+    m.roof_time_s = exp_time;
+    m.roof_flop_per_s = m.flop / exp_time;
+    m.roof_bound = "exp";
+    if (m.flop_per_s > 0 && std::isfinite(m.flop_per_s)) m.fraction_of_roof = m.flop_per_s / *m.roof_flop_per_s;
+  } else if (const auto p = place_on_roof(m.flop, bytes, m.flop_per_s, *peak, mem->bytes_per_s)) {
     m.roof_flop_per_s = p->attainable_flop_per_s;
     m.fraction_of_roof = p->fraction;
     m.roof_bound = p->bound;

@@ -45,6 +45,10 @@ struct Ceilings {
   // prefix of `memory` ("l1", "l2", "llc"; cpu::level_capacities). Empty for
   // ceilings stored before levels were chosen (then every roof is DRAM's).
   std::map<std::string, double> capacity_bytes;
+  // Exps per second of the kernels' exp (workloads/gpt2/exp_rate.h), all
+  // threads together: the third ceiling of an op that evaluates exps. nullopt
+  // in ceilings stored before it was measured, and for device models.
+  std::optional<double> exp_per_s;
   // A device model's stated energy coefficients (simulated backends); the
   // host's are fitted per run instead (energy_roofline_json).
   std::optional<EnergyFit> modelled_energy;
@@ -95,12 +99,15 @@ std::optional<double> measured_dram_bytes(const Measurement& m);
 // roof_time_s on a measurement that has bytes and a time (an op without FLOPs,
 // zero_grad, gets only the time: its fraction is roof_time_s / median time);
 // the ceiling is memory_for(memory_pattern, working_set_bytes, else bytes).
+// A row with exps whose ceilings have an exp rate also takes exps / exp_per_s
+// as a floor of its time: where that is the longest of the three, roof_bound
+// is "exp" and the roof is the row's FLOPs over that time.
 // Leaves skipped, peak and bandwidth rows and a GPT-2 step alone (its roof is
 // the sum of its ops': step_roofline_limit).
 void place_measurement(Measurement& m, const RooflineSet& roofs);
 
 // The step's roofline limit: the sum of its ops' roof_time_s (each
-// max(FLOP/peak, bytes/bandwidth), per step); nullopt when any op of the step
+// max(FLOP/peak, bytes/bandwidth, exps/exp rate), per step); nullopt when any op of the step
 // has none. `ops` are the per-op rows of one step (layer totals).
 std::optional<double> step_roofline_limit(const std::vector<Measurement>& ops);
 

@@ -229,7 +229,7 @@ void print_table(std::FILE* f, const Run& run, const std::vector<Measurement>& r
   fmt::print(f, "{:<13} {:<4} {:>5} {:>10.3f} {:>6.1f}% {:>10.4g} {:>9.1f}\n", "step", "", "", step.time_s.median * 1e3,
              100.0, step.flop * 1e-9, step.flop_per_s * 1e-9);
   if (step.roof_time_s && step.fraction_of_roof)
-    fmt::print(f, "roofline limit of the step (sum over ops of max(FLOP/peak, bytes/bandwidth)): {:.3f} ms, "
+    fmt::print(f, "roofline limit of the step (sum over ops of max(FLOP/peak, bytes/bandwidth, exps/exp rate)): {:.3f} ms, "
                   "{:.1f}% of the measured step\n",
                *step.roof_time_s * 1e3, 100 * *step.fraction_of_roof);
   for (const auto& r : rows_above_roof(rows))
@@ -436,6 +436,7 @@ Measurement gpt2_op_roof_row(gpt2::Op op, const gpt2::Config& cfg, int B, int T,
     m.bytes = n * gpt2::op_cost(op, cfg, B, T, b.compute_dtype(GemmDesc{})).bytes;
   }
   m.working_set_bytes = *m.bytes / n;
+  if (cost.exps > 0) m.exps = n * cost.exps;
   if (const char* p = gpt2::memory_pattern(op, dtype)) m.memory_pattern = p;
   // Only the GEMMs take the run's dtype; attention, GELU, LayerNorm and the
   // rest compute on fp32 activations, so a bf16 peak would make their roof twice too high.

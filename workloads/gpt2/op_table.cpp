@@ -128,25 +128,25 @@ OpCost op_cost(Op op, const Config& c, int B_, int T_, DType dt) {
     case Op::LmHeadFwd: r = linear_cost(true, N, C, Vp, false, dt); break;  // padded columns are computed
     case Op::LmHeadBwd: r = linear_cost(false, N, C, Vp, false, dt); break;
     case Op::AttnFwd:  // per pair: q.k 2hs, scale 1, max 1, sub+exp 2, sum 1, normalize 1, att.v 2hs
-      r = {B * NH * P * (4 * hs + 6), 4 * (3 * N * C + N * C + B * NH * T * T)};
+      r = {B * NH * P * (4 * hs + 6), 4 * (3 * N * C + N * C + B * NH * T * T), B * NH * P};
       break;
-    case Op::AttnBwd:  // per pair: datt 2hs, dv 2hs, dot 2, dpre 3, dq 2hs, dk 2hs
+    case Op::AttnBwd:  // per pair: datt 2hs, dv 2hs, dot 2, dpre 3, dq 2hs, dk 2hs (no exp: att is kept)
       r = {B * NH * P * (8 * hs + 5), 4 * (3 * N * C + B * NH * T * T + N * C + 3 * N * C)};
       break;
     case Op::GeluFwd:  // x^3 2, poly 2, scale 2, exp 1, add 1, div 1, mul 1
-      r = {10 * n4, 8 * n4};
+      r = {10 * n4, 8 * n4, n4};
       break;
     case Op::GeluBwd:  // the forward's 9 to reach s, 10 for the derivative, 1 for the product
-      r = {20 * n4, 12 * n4};
+      r = {20 * n4, 12 * n4, n4};  // the sigmoid again, not kept from the forward
       break;
     case Op::ResidualFwd:
       r = {N * C, 12 * N * C};
       break;
     case Op::SoftmaxXentFwd:  // max, sub, exp, sum over the V real columns
-      r = {4 * N * V + 2 * N, 4 * N * V + 16 * N};
+      r = {4 * N * V + 2 * N, 4 * N * V + 16 * N, N * V};  // (and one exp per 2048-column chunk: not counted)
       break;
     case Op::SoftmaxXentBwd:  // sub, exp, mul per real column; padded columns zeroed
-      r = {3 * N * V + N, 8 * N * V + 4 * N * (Vp - V) + 12 * N};
+      r = {3 * N * V + N, 8 * N * V + 4 * N * (Vp - V) + 12 * N, N * V};
       break;
     case Op::ZeroGrad:
       r = {0, 4 * zeroed_grad_floats(c)};

@@ -39,6 +39,10 @@ const OpInfo& op_info(Op op);
 struct OpCost {
   double flop = 0;
   double bytes = 0;  // compulsory traffic: every operand read once, every result written once
+  // exps evaluated (each also one of the FLOPs): GELU's sigmoid, the softmax
+  // of attention and of the cross-entropy. Their roof counts them at the
+  // machine's measured exp rate (exp_rate.h) too.
+  double exps = 0;
 };
 // gemm_dtype decides the operand bytes of GEMM inputs (bf16: 2 bytes each,
 // plus the fp32 read and bf16 write of the on-the-fly conversions).

@@ -1,6 +1,7 @@
 // End-to-end tests of the flopwatt binary: exit codes, one-line errors,
 // schema-valid reports, and an interrupted run that leaves valid files.
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -107,7 +109,10 @@ TEST(Cli, PeakReportsVerifiedBandwidthCeilings) {
   cache(1, "2", "Unified", "1024K", "0");
   cache(2, "3", "Unified", "16384K", "0-1");
   const fs::path out = temp_dir("peak-out");
+  const fs::path peaks = temp_dir("peak-store");
+  ::setenv("FLOPWATT_PEAK_DIR", peaks.c_str(), 1);
   Result r = run("run peak --seconds 0.02 --idle 0 --power none --sysfs-root " + root.string() + " --out " + out.string());
+  ::unsetenv("FLOPWATT_PEAK_DIR");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(schema_valid(out / "run.json"));
   const auto j = nlohmann::json::parse(slurp(out / "run.json"));
@@ -125,6 +130,22 @@ TEST(Cli, PeakReportsVerifiedBandwidthCeilings) {
     for (const char* stream : {"read", "write", "copy", "triad", "update", "r1u1", "r2u1", "r1u3", "r1u3h1"})
       EXPECT_GE(seen[std::string(level) + "_" + stream], 1) << level << "_" << stream;
   EXPECT_NE(r.out.find("4x the last-level cache"), std::string::npos) << r.out;
+  // The exp rate at every thread count, stored with the rest.
+  std::set<int> exp_threads;
+  for (const auto& m : j["measurements"])
+    if (m["workload"] == "exp") {
+      EXPECT_GT(m["flop_per_s"].get<double>(), 0) << m.dump();
+      exp_threads.insert(m["threads"].get<int>());
+    }
+  EXPECT_EQ(exp_threads.size(), std::size_t(omp_get_max_threads())) << "one exp row per thread count";
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(peaks)) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u) << "run peak stores one file for this machine";
+  const auto stored = nlohmann::json::parse(slurp(files[0]));
+  EXPECT_GE(stored["format"].get<int>(), 3) << "format 3 added the exp rate";
+  EXPECT_EQ(stored["by_threads"].size(), std::size_t(omp_get_max_threads()));
+  for (const auto& c : stored["by_threads"]) EXPECT_GT(c["exp_per_s"].get<double>(), 0) << c.dump();
+  fs::remove_all(peaks);
   fs::remove_all(root);
   fs::remove_all(out);
 }

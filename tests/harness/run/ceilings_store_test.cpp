@@ -114,6 +114,29 @@ TEST(CeilingsStore, AFormat1FileLoadsButIsMeasuredAgain) {
   EXPECT_EQ(r->ceilings->capacity_bytes, levelled.by_threads[1].capacity_bytes);
 }
 
+// A format 2 file has every stream but no exp rate: GELU would be held to the
+// FMA peak at one FLOP per exp, so it is measured again, saying why.
+TEST(CeilingsStore, AFormat2FileWithoutTheExpRateIsMeasuredAgain) {
+  TempDir t;
+  const std::string f = (t.p / "p.json").string();
+  const std::time_t now = 1'800'000'000;
+  StoredPeak p = stored(now - 60);
+  p.by_threads[1].exp_per_s = 18e9;
+  nlohmann::json j = to_json(p);
+  EXPECT_EQ(j["by_threads"][1]["exp_per_s"], 18e9);
+  j["format"] = 2;
+  for (auto& c : j["by_threads"]) c.erase("exp_per_s");
+  std::ofstream(f) << j.dump();
+  std::string why;
+  EXPECT_FALSE(reuse_stored(f, "box", "Test CPU 9000", 2, now, kPeakMaxAgeS, &why));
+  EXPECT_NE(why.find("format 2"), std::string::npos) << why;
+  EXPECT_NE(why.find("exp rate"), std::string::npos) << why;
+  ASSERT_TRUE(write_stored_peak(f, p, &why)) << why;
+  const auto r = reuse_stored(f, "box", "Test CPU 9000", 2, now, kPeakMaxAgeS, &why);
+  ASSERT_TRUE(r) << why;
+  EXPECT_EQ(r->ceilings->exp_per_s, 18e9);
+}
+
 class ModelBackend : public Backend {
  public:
   std::string name() const override { return "npu:sim-test"; }

@@ -60,6 +60,8 @@ Run peak_run() {
   add("bandwidth", "dram_copy", "fp32", 2, 0, 9e9, 0.1, false);   // 90 GB/s, but its data was wrong
   add("bandwidth", "l1_read", "fp32", 2, 0, 1e10, 0.1, true);
   add("bandwidth", "dram_read", "fp32", 1, 0, 5e8, 0.1, true);
+  add("exp", "exp", "fp32", 2, 15e9, {}, 0, true);
+  add("exp", "exp", "fp32", 1, 8e9, {}, 0, true);
   Measurement skipped;
   skipped.workload = "peak";
   skipped.op = "amx-bf16";
@@ -85,6 +87,10 @@ TEST(Roofline, CeilingsFromAPeakRunTakeTheThreadCountBestPeakAndVerifiedDram) {
   ASSERT_TRUE(one);
   EXPECT_DOUBLE_EQ(one->dram()->bytes_per_s, 5e9);
   EXPECT_FALSE(ceilings_from_peak_run(peak_run(), 4));
+  // The exp rate is a ceiling of its own, not an fp32 peak of 15 GFLOP/s.
+  EXPECT_EQ(c->exp_per_s, 15e9);
+  EXPECT_EQ(one->exp_per_s, 8e9);
+  EXPECT_DOUBLE_EQ(one->peak_flop_per_s.at("fp32"), 50e9);
 }
 
 TEST(Roofline, CeilingsRoundTripThroughJson) {
@@ -97,6 +103,9 @@ TEST(Roofline, CeilingsRoundTripThroughJson) {
   EXPECT_DOUBLE_EQ(back.dram()->bytes_per_s, 12e9);
   ASSERT_TRUE(back.modelled_energy);
   EXPECT_DOUBLE_EQ(back.modelled_energy->j_per_byte, 2e-11);
+  EXPECT_EQ(back.exp_per_s, 15e9);
+  c.exp_per_s.reset();
+  EXPECT_FALSE(ceilings_from_json(to_json(c)).exp_per_s) << "ceilings stored before the exp rate have none";
 }
 
 TEST(Roofline, PlaceMeasurementUsesHostForRealRowsAndTheModelForSimulatedOnes) {
@@ -329,6 +338,70 @@ TEST(Roofline, PlacedOpsCarryTheirCeilingAndTimeAtTheRoof) {
   step.fraction_of_roof.reset();
   place_measurement(step, roofs);
   EXPECT_FALSE(step.fraction_of_roof) << "the runner sums its ops instead";
+}
+
+// GELU's sigmoid on 786432 elements: 10 FLOPs each at one FLOP per exp
+// would take 39 us at a 200 GFLOP/s peak, but its 786432 exps take 79 us at
+// 10 G exp/s. The exp rate is the roof there; where the FLOPs or the bytes
+// take longer, it changes nothing.
+TEST(Roofline, AnOpsExpsAtTheMeasuredExpRateAreAThirdCeiling) {
+  RooflineSet roofs;
+  roofs.host = levelled();
+  roofs.host->exp_per_s = 10e9;
+  const double n4 = 786432;
+  Measurement gelu;
+  gelu.workload = "gpt2";
+  gelu.op = "gelu";
+  gelu.pass = "fwd";
+  gelu.backend = "cpu:llmc";
+  gelu.flop = 10 * n4;
+  gelu.bytes = 8 * n4;
+  gelu.exps = n4;
+  gelu.memory_pattern = "copy";
+  gelu.time_s.median = 118e-6;
+  gelu.flop_per_s = gelu.flop / gelu.time_s.median;
+  Measurement without = gelu;
+  without.exps.reset();
+  place_measurement(gelu, roofs);
+  place_measurement(without, roofs);
+  EXPECT_EQ(gelu.roof_bound, "exp");
+  EXPECT_DOUBLE_EQ(*gelu.roof_time_s, n4 / 10e9);
+  EXPECT_DOUBLE_EQ(*gelu.roof_flop_per_s, gelu.flop / (n4 / 10e9));
+  EXPECT_NEAR(*gelu.fraction_of_roof, n4 / 10e9 / 118e-6, 1e-12);
+  EXPECT_EQ(without.roof_bound, "compute");
+  EXPECT_DOUBLE_EQ(*without.roof_time_s, 10 * n4 / 200e9);
+  EXPECT_EQ(gelu.roof_ceiling, without.roof_ceiling) << "the memory ceiling is still named";
+
+  // Ceilings stored before the exp rate: the two ceilings as before.
+  RooflineSet old = roofs;
+  old.host->exp_per_s.reset();
+  Measurement g2 = gelu;
+  place_measurement(g2, old);
+  EXPECT_EQ(g2.roof_bound, "compute");
+  EXPECT_DOUBLE_EQ(*g2.roof_time_s, *without.roof_time_s);
+
+  // Few exps among many FLOPs (attention): the peak still binds.
+  Measurement attn = without;
+  attn.op = "attn";
+  attn.flop = 1e9;
+  attn.exps = 1e5;
+  attn.flop_per_s = 1e11;
+  place_measurement(attn, roofs);
+  EXPECT_EQ(attn.roof_bound, "compute");
+  EXPECT_DOUBLE_EQ(*attn.roof_time_s, 1e9 / 200e9);
+
+  // The step's limit and run.json carry the exp-bound time; the row keeps its exps.
+  EXPECT_DOUBLE_EQ(*step_roofline_limit({gelu, attn}), n4 / 10e9 + 1e9 / 200e9);
+  const Measurement back = measurement_from_json(to_json(gelu));
+  EXPECT_EQ(back.exps, n4);
+  EXPECT_EQ(back.roof_bound, "exp");
+  // A roof row built for the step's limit has no time of its own yet: still its roof time.
+  Measurement unmeasured = gelu;
+  unmeasured.flop_per_s = 0;
+  unmeasured.fraction_of_roof.reset();
+  place_measurement(unmeasured, roofs);
+  EXPECT_DOUBLE_EQ(*unmeasured.roof_time_s, n4 / 10e9);
+  EXPECT_FALSE(unmeasured.fraction_of_roof);
 }
 
 TEST(EnergyFit, RecoversKnownCoefficientsFromSyntheticMeasurements) {

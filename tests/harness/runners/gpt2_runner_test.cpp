@@ -185,5 +185,43 @@ TEST(Gpt2Runner, OnlyGemmOpsTakeTheBf16Peak) {
   EXPECT_NEAR(*step, limit, 1e-12 * limit);
 }
 
+// Each op row carries the op table's exps for all its occurrences in a step,
+// and with an exp rate slow enough the step's limit is those ops' exp time.
+TEST(Gpt2Runner, OpRowsCarryTheirExpsIntoTheStepsLimit) {
+  const gpt2::Config cfg = gpt2::preset("tiny", "--model");
+  Gpt2Runner runner(tiny_options(), cfg);
+  RooflineSet roofs;
+  Ceilings c;
+  c.label = "cpu";
+  c.peak_flop_per_s = {{"fp32", 1e15}};
+  c.capacity_bytes = {{"l2", 1e12}};
+  c.memory = {{"l2_triad", 1e18}};
+  c.exp_per_s = 1e3;  // every op with an exp is bound by it
+  roofs.host = c;
+  double exp_time = 0, rest = 0;
+  for (int i = 0; i < gpt2::kNumOps; ++i) {
+    const auto op = gpt2::Op(i);
+    if (gpt2::op_occurrences(op, cfg) == 0) continue;
+    Measurement m = gpt2_op_roof_row(op, cfg, 2, 8, DType::F32, runner.backend());
+    SCOPED_TRACE(m.op + " " + m.pass.value_or(""));
+    const double exps = gpt2::op_occurrences(op, cfg) * gpt2::op_cost(op, cfg, 2, 8, DType::F32).exps;
+    EXPECT_EQ(m.exps.value_or(0.0), exps);
+    place_measurement(m, roofs);
+    ASSERT_TRUE(m.roof_time_s);
+    if (exps > 0) {
+      EXPECT_EQ(m.roof_bound, "exp");
+      EXPECT_DOUBLE_EQ(*m.roof_time_s, exps / 1e3);
+      exp_time += *m.roof_time_s;
+    } else {
+      EXPECT_NE(m.roof_bound, "exp");
+      rest += *m.roof_time_s;
+    }
+  }
+  EXPECT_GT(exp_time, 1.0) << "GELU, attention and the cross-entropy have exps";
+  const auto step = gpt2_step_roof_limit(cfg, 2, 8, DType::F32, runner.backend(), roofs);
+  ASSERT_TRUE(step);
+  EXPECT_NEAR(*step, exp_time + rest, 1e-12 * *step);
+}
+
 }  // namespace
 }  // namespace flopwatt

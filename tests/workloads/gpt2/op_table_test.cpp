@@ -108,6 +108,26 @@ TEST(OpTable, BytesOfTheMemoryBoundOpsAreTheirArraysByHand) {
   EXPECT_DOUBLE_EQ(bytes(Op::AdamW, DType::BF16), 4 * (Pn + 2 * 3 * Pn) + 2 * Pn);
 }
 
+// exps by hand from the kernels: one sigmoid per GELU element in either pass
+// (the backward recomputes it), one exp per causal (query, key) pair in the
+// attention forward (the backward reads the kept probabilities), one per real
+// logit in the cross-entropy forward and again in its backward.
+TEST(OpTable, ExpsAreTheKernelsExpsByHand) {
+  const Config c = preset("d12");
+  const double N = 256, V = 50257, n4 = N * 4 * 768, pairs = 4 * 12 * (64 * 65 / 2);
+  std::map<Op, double> want = {{Op::GeluFwd, n4},        {Op::GeluBwd, n4},         {Op::AttnFwd, pairs},
+                               {Op::SoftmaxXentFwd, N * V}, {Op::SoftmaxXentBwd, N * V}};
+  for (int i = 0; i < kNumOps; ++i) {
+    const Op op = static_cast<Op>(i);
+    SCOPED_TRACE(std::string(op_info(op).name) + " " + op_info(op).pass);
+    for (DType dt : {DType::F32, DType::BF16}) {
+      const OpCost cost = op_cost(op, c, 4, 64, dt);
+      EXPECT_DOUBLE_EQ(cost.exps, want.count(op) ? want[op] : 0.0);
+      EXPECT_LE(cost.exps, cost.flop) << "each exp is also one of the op's FLOPs";
+    }
+  }
+}
+
 // Each memory-bound op names the `run peak` stream that bounds it; the GEMMs
 // (compute-bound) none.
 TEST(OpTable, EveryMemoryBoundOpNamesItsStreamPattern) {
