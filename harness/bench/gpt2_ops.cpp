@@ -1,7 +1,6 @@
 #include "harness/bench/gpt2_ops.h"
 
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -159,11 +158,14 @@ Gpt2OpKernel::Gpt2OpKernel(gpt2::Op op, const gpt2::Config& c, int B, int T, DTy
       break;
     }
     case Op::ZeroGrad: {
-      // One memset over as many floats as the step clears (its bytes / 4);
-      // the step's is one per parameter tensor, the same bytes in more calls.
+      // The step's kernel over one span of as many floats as the step clears
+      // (its bytes / 4); the step's are one span per parameter tensor.
       const auto n = std::int64_t(gpt2::op_cost(op, c, B, T, dtype).bytes / sizeof(float));
       float* g = s.buf(n);
-      s.call = [=] { std::memset(g, 0, std::size_t(n) * sizeof(float)); };
+      s.call = [=] {
+        const k::FloatSpan span{g, n};
+        k::zero_spans(&span, 1);
+      };
       break;
     }
     case Op::AdamW: {

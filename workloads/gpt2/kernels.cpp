@@ -349,6 +349,24 @@ void gelu_backward_inplace(float* d, const float* inp, std::int64_t n) {
 #endif
 }
 
+// One memset over all of them would leave the second core idle: wpe's gradient
+// alone is 3 MB of the 3.6 MB at d12. The floats are cut into equal shares,
+// one per thread, whatever span each share starts or ends in.
+void zero_spans(const FloatSpan* spans, int count) {
+  std::int64_t total = 0;
+  for (int i = 0; i < count; ++i) total += spans[i].n;
+#pragma omp parallel if (total >= kParallelMin)
+  {
+    const std::int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+    const std::int64_t lo = total * t / nt, hi = total * (t + 1) / nt;
+    std::int64_t start = 0;  // of span i in the concatenation
+    for (int i = 0; i < count && start < hi; start += spans[i].n, ++i) {
+      const std::int64_t a = std::max(lo, start), b = std::min(hi, start + spans[i].n);
+      if (a < b) std::fill(spans[i].data + (a - start), spans[i].data + (b - start), 0.0f);
+    }
+  }
+}
+
 void residual_forward(float* out, const float* a, const float* b, std::int64_t n) {
 #pragma omp parallel for simd schedule(static) if (n >= kParallelMin)
   for (std::int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];

@@ -47,6 +47,14 @@ void gelu_backward_inplace(float* d, const float* inp, std::int64_t n);
 // out = a + b
 void residual_forward(float* out, const float* a, const float* b, std::int64_t n);
 
+// Every float of every span = 0 (zero_grad: the gradients outside the GEMM
+// weights, of many sizes).
+struct FloatSpan {
+  float* data;
+  std::int64_t n;
+};
+void zero_spans(const FloatSpan* spans, int count);
+
 // Over the first V of each row's Vp logits: lse = log(sum(exp)), losses = lse - logit[target]
 void softmax_xent_forward(float* losses, float* lse, const float* logits, const int* targets, int N, int V,
                           int Vp);

@@ -269,10 +269,13 @@ void Model::zero_grad() {
   OpScope s(prof_, Op::ZeroGrad, -1);
   // GEMM weight gradients are skipped: the first dW GEMM of the next backward
   // writes them with beta = 0, which saves a pass over ~all of the gradients.
+  kernels::FloatSpan spans[kNumParams];
+  int n = 0;
   for (int id = 0; id < kNumParams; ++id) {
     if (id == kWte || id == kQkvw || id == kAttprojw || id == kFcw || id == kFcprojw) continue;
-    std::memset(grads_.data() + playout_.offset[id], 0, std::size_t(playout_.size[id]) * sizeof(float));
+    spans[n++] = {grads_.data() + playout_.offset[id], playout_.size[id]};
   }
+  kernels::zero_spans(spans, n);
   grads_fresh_ = true;
 }
 

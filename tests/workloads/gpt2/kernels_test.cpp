@@ -4,6 +4,7 @@
 #include "workloads/gpt2/kernels.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -320,6 +321,44 @@ TEST(Kernels, GeluPassesNaN) {
       ASSERT_EQ(std::isnan(d[i]), std::isnan(x[i])) << i;
     }
   }
+}
+
+// Spans of awkward sizes (empty, one float, odd lengths) next to guard floats
+// that must stay untouched, on 1 to 4 threads: each thread's share starts and
+// ends inside some span, and every float of every span still becomes 0.
+TEST(Kernels, ZeroSpansClearsEveryFloatOfEverySpanAndNothingElse) {
+  const std::int64_t sizes[] = {0, 1, 17, 5000, 0, 100003, 3, 65536};
+  std::int64_t total = 0;
+  for (auto n : sizes) total += n + 1;  // one guard after each span
+  for (int threads = 1; threads <= 4; ++threads) {
+    SCOPED_TRACE("threads=" + std::to_string(threads));
+    std::vector<float> buf(std::size_t(total) + 1, std::numeric_limits<float>::quiet_NaN());
+    std::vector<kernels::FloatSpan> spans;
+    std::vector<bool> in_span(buf.size(), false);
+    std::int64_t at = 1;  // a guard before the first span too
+    for (auto n : sizes) {
+      spans.push_back({buf.data() + at, n});
+      for (std::int64_t i = at; i < at + n; ++i) in_span[std::size_t(i)] = true;
+      at += n + 1;
+    }
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    kernels::zero_spans(spans.data(), int(spans.size()));
+    omp_set_num_threads(saved);
+    std::int64_t zeros = 0, guards = 0;
+    for (std::size_t i = 0; i < buf.size(); ++i) {
+      if (in_span[i]) {
+        ASSERT_EQ(buf[i], 0.0f) << "float " << i;
+        ++zeros;
+      } else {
+        ASSERT_TRUE(std::isnan(buf[i])) << "guard " << i << " was written";
+        ++guards;
+      }
+    }
+    EXPECT_EQ(zeros, total - std::int64_t(std::size(sizes)));
+    EXPECT_EQ(guards, std::int64_t(std::size(sizes)) + 1);
+  }
+  kernels::zero_spans(nullptr, 0);  // nothing to clear
 }
 
 TEST(Kernels, Residual) {
