@@ -132,7 +132,8 @@ std::map<std::string, double> capacities(const std::string& root, int threads) {
 
 // The short measurement: the SIMD peak (about 0.1 s per point), every
 // stream at every level at the current thread count (about 0.02 s each) and
-// the exp rate (0.05 s).
+// the exp rate (0.1 s: five rounds, each long enough that a descheduled
+// thread spoils one, not all).
 Ceilings measure_short(const std::string& root, int threads) {
   Ceilings c;
   c.label = "cpu";
@@ -152,7 +153,7 @@ Ceilings measure_short(const std::string& root, int threads) {
     }
   }
   c.capacity_bytes = capacities(root, threads);
-  if (const double e = gpt2::measure_exp_rate(threads, 0.05); e > 0) c.exp_per_s = e;
+  if (const double e = gpt2::measure_exp_rate(threads, 0.1); e > 0) c.exp_per_s = e;
   return c;
 }
 
