@@ -185,22 +185,37 @@ TEST(Sampler, DrainIsIncrementalAndStopTakesAFinalSample) {
   probe_powercap(t.root(), d);
   Sampler s(std::move(d.sources), 0.010);
   s.start();
-  sleep_s(0.1);
-  auto a = s.drain_samples();
-  sleep_s(0.1);
+  // Drains until at least n samples have come, for up to 5 s: on a loaded
+  // machine (ctest -j2) the sampler thread once took only one sample in a
+  // fixed 0.1 s, so the test waits for samples rather than for time.
+  auto drain_at_least = [&](std::size_t n) {
+    std::vector<Sample> got;
+    for (int i = 0; i < 500 && got.size() < n; ++i) {
+      sleep_s(0.01);
+      auto part = s.drain_samples();
+      EXPECT_EQ(part.size(), 1u);
+      if (!part.empty()) got.insert(got.end(), part[0].samples.begin(), part[0].samples.end());
+    }
+    return got;
+  };
+  const auto a = drain_at_least(3);
+  const auto b = drain_at_least(3);
   const std::int64_t before_stop = Sampler::now_ns();
   s.stop();
-  auto b = s.drain_samples();
-  auto c = s.drain_samples();
-  ASSERT_EQ(a.size(), 1u);
-  EXPECT_GE(a[0].samples.size(), 3u);
-  EXPECT_GE(b[0].samples.size(), 3u);
-  EXPECT_TRUE(c[0].samples.empty());
-  EXPECT_GT(b[0].samples.front().t_ns, a[0].samples.back().t_ns);
-  EXPECT_GE(b[0].samples.back().t_ns, before_stop);
-  for (std::size_t i = 1; i < b[0].samples.size(); ++i) {
-    EXPECT_GT(b[0].samples[i].t_ns, b[0].samples[i - 1].t_ns);
-    EXPECT_GE(b[0].samples[i].value, b[0].samples[i - 1].value);
+  auto last = s.drain_samples();
+  auto none = s.drain_samples();
+  ASSERT_GE(a.size(), 3u);
+  ASSERT_GE(b.size(), 3u);
+  ASSERT_EQ(last.size(), 1u);
+  ASSERT_FALSE(last[0].samples.empty()) << "stop takes a final sample";
+  EXPECT_TRUE(none[0].samples.empty()) << "a drain takes what came since the last one";
+  EXPECT_GT(b.front().t_ns, a.back().t_ns);
+  EXPECT_GE(last[0].samples.back().t_ns, before_stop);
+  std::vector<Sample> after = b;
+  after.insert(after.end(), last[0].samples.begin(), last[0].samples.end());
+  for (std::size_t i = 1; i < after.size(); ++i) {
+    EXPECT_GT(after[i].t_ns, after[i - 1].t_ns);
+    EXPECT_GE(after[i].value, after[i - 1].value);
   }
   EXPECT_FALSE(s.running());
 }
