@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <optional>
 
 #include "harness/run/ceilings_store.h"
 #include "harness/run/counters.h"
@@ -150,18 +152,28 @@ TEST(Gpt2Runner, StepFractionIsItsOpsRoofTimesOverTheStep) {
   fs::remove_all(dir);
 }
 
+// Host ceilings with these peaks, one L2 stream of `bytes_per_s` that holds
+// any working set, and an exp rate if given.
+RooflineSet host_roofs(std::map<std::string, double> peaks, double bytes_per_s,
+                       std::optional<double> exp_per_s = std::nullopt) {
+  Ceilings c;
+  c.label = "cpu";
+  c.peak_flop_per_s = std::move(peaks);
+  c.capacity_bytes = {{"l2", 1e12}};
+  c.memory = {{"l2_triad", bytes_per_s}};
+  c.exp_per_s = exp_per_s;
+  RooflineSet roofs;
+  roofs.host = c;
+  return roofs;
+}
+
 // In a bf16 run only the GEMMs compute in bf16: every other op's roof is over
 // the fp32 peak, and the step's limit sums those roofs.
 TEST(Gpt2Runner, OnlyGemmOpsTakeTheBf16Peak) {
   const gpt2::Config cfg = gpt2::preset("tiny", "--model");
   Gpt2Runner runner(tiny_options(), cfg);
-  RooflineSet roofs;
-  Ceilings c;
-  c.label = "cpu";
-  c.peak_flop_per_s = {{"fp32", 1e9}, {"bf16", 2e9}};  // slow enough that every op is compute-bound
-  c.capacity_bytes = {{"l2", 1e12}};
-  c.memory = {{"l2_triad", 1e15}};
-  roofs.host = c;
+  // Peaks slow enough that every op is compute-bound.
+  const RooflineSet roofs = host_roofs({{"fp32", 1e9}, {"bf16", 2e9}}, 1e15);
   double limit = 0;
   int gemms = 0, others = 0;
   for (int i = 0; i < gpt2::kNumOps; ++i) {
@@ -190,14 +202,7 @@ TEST(Gpt2Runner, OnlyGemmOpsTakeTheBf16Peak) {
 TEST(Gpt2Runner, OpRowsCarryTheirExpsIntoTheStepsLimit) {
   const gpt2::Config cfg = gpt2::preset("tiny", "--model");
   Gpt2Runner runner(tiny_options(), cfg);
-  RooflineSet roofs;
-  Ceilings c;
-  c.label = "cpu";
-  c.peak_flop_per_s = {{"fp32", 1e15}};
-  c.capacity_bytes = {{"l2", 1e12}};
-  c.memory = {{"l2_triad", 1e18}};
-  c.exp_per_s = 1e3;  // every op with an exp is bound by it
-  roofs.host = c;
+  const RooflineSet roofs = host_roofs({{"fp32", 1e15}}, 1e18, 1e3);  // every op with an exp is bound by it
   double exp_time = 0, rest = 0;
   for (int i = 0; i < gpt2::kNumOps; ++i) {
     const auto op = gpt2::Op(i);
