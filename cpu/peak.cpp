@@ -184,7 +184,7 @@ bool request_amx(std::string& why) {
   return true;
 }
 
-using Kernel = double (*)(Clock::time_point);
+using Kernel = ThroughputKernel;
 
 // Every thread runs the kernel back to back in short calls for `seconds`,
 // logging each call's start, end and work; no barrier interrupts the run. The
@@ -222,6 +222,21 @@ double best_window_rate(std::vector<Call>& calls) {
 }
 
 PeakResult run_point(const char* dtype, const char* isa, Kernel kernel, int threads, double seconds) {
+  int ran = 0;
+  const double rate = best_throughput(kernel, threads, seconds, &ran);
+  return {dtype, ran, rate, isa, {}};
+}
+
+void sweep(std::vector<PeakResult>& out, const char* dtype, const char* isa, Kernel kernel, double seconds) {
+  const int max_threads = omp_get_max_threads();
+  for (int t = 1; t <= max_threads; ++t) out.push_back(run_point(dtype, isa, kernel, t, seconds));
+}
+
+}  // namespace
+
+double best_throughput(ThroughputKernel kernel, int threads, double seconds, int* ran_out) {
+  if (ran_out) *ran_out = 0;
+  if (threads < 1 || !(seconds > 0)) return 0.0;
   const auto to_duration = [](double s) {
     return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
   };
@@ -240,22 +255,16 @@ PeakResult run_point(const char* dtype, const char* isa, Kernel kernel, int thre
     Clock::time_point now = Clock::now();
     while (now < stop) {
       const Clock::time_point start = now;
-      const double flop = kernel(start + to_duration(kCall));
+      const double work = kernel(start + to_duration(kCall));
       now = Clock::now();
-      log.push_back({start, now, flop});
+      log.push_back({start, now, work});
     }
   }
   std::vector<Call> all;
   for (const auto& log : logs) all.insert(all.end(), log.begin(), log.end());
-  return {dtype, ran, best_window_rate(all), isa, {}};
+  if (ran_out) *ran_out = ran;
+  return best_window_rate(all);
 }
-
-void sweep(std::vector<PeakResult>& out, const char* dtype, const char* isa, Kernel kernel, double seconds) {
-  const int max_threads = omp_get_max_threads();
-  for (int t = 1; t <= max_threads; ++t) out.push_back(run_point(dtype, isa, kernel, t, seconds));
-}
-
-}  // namespace
 
 std::vector<PeakResult> measure_peak(double seconds_per_point) {
   std::vector<PeakResult> out;

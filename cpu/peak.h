@@ -2,6 +2,7 @@
 // enough independent accumulators to hide instruction latency, on 1..N OpenMP
 // threads. It is the denominator of "fraction of peak" in reports.
 #pragma once
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -24,5 +25,15 @@ struct PeakResult {
 // FLOP counts: FMA 2 per lane; vdpbf16ps 4 per fp32 lane (two products, two
 // adds); TDPBF16PS on a 16x16 fp32 tile with K = 32 bf16: 16*16*32*2.
 std::vector<PeakResult> measure_peak(double seconds_per_point);
+
+// One call of a throughput kernel: works until `deadline` and returns the work
+// it did (FLOPs, exps, ...).
+using ThroughputKernel = double (*)(std::chrono::steady_clock::time_point deadline);
+// The rate of `kernel` on `threads` OpenMP threads together, measured as each
+// point of measure_peak is: every thread calls it back to back for about
+// `seconds`, and the rate is the best aggregate over any 4 ms window (see
+// peak.cpp). *ran, when given, gets the number of threads that ran. 0 when
+// threads < 1 or seconds <= 0.
+double best_throughput(ThroughputKernel kernel, int threads, double seconds, int* ran = nullptr);
 
 }  // namespace flopwatt::cpu

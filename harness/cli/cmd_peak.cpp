@@ -9,7 +9,6 @@
 #include "harness/run/run_setup.h"
 #include "harness/run/statistics.h"
 #include "workloads/error.h"
-#include "workloads/gpt2/exp_rate.h"
 
 namespace flopwatt {
 
@@ -50,7 +49,7 @@ void register_run_peak(CLI::App& run, CliState& st) {
       m.dtype = "fp32";
       m.reps = 1;
       m.threads = t;
-      m.flop_per_s = gpt2::measure_exp_rate(t, *seconds);
+      m.flop_per_s = measure_exp_rate(t, *seconds);
       fmt::print("{:<6} {:<22} {:>7} {:>16} {}\n", "fp32", "exp (the kernels')", t, si(m.flop_per_s, "exp/s"),
                  "one FLOP per exp in the op table; the third ceiling of GELU and the softmaxes");
       r.session->add(std::move(m));

@@ -132,8 +132,7 @@ std::map<std::string, double> capacities(const std::string& root, int threads) {
 
 // The short measurement: the SIMD peak (about 0.1 s per point), every
 // stream at every level at the current thread count (about 0.02 s each) and
-// the exp rate (0.1 s: five rounds, each long enough that a descheduled
-// thread spoils one, not all).
+// the exp rate (0.1 s).
 Ceilings measure_short(const std::string& root, int threads) {
   Ceilings c;
   c.label = "cpu";
@@ -153,11 +152,15 @@ Ceilings measure_short(const std::string& root, int threads) {
     }
   }
   c.capacity_bytes = capacities(root, threads);
-  if (const double e = gpt2::measure_exp_rate(threads, 0.1); e > 0) c.exp_per_s = e;
+  if (const double e = measure_exp_rate(threads, 0.1); e > 0) c.exp_per_s = e;
   return c;
 }
 
 }  // namespace
+
+double measure_exp_rate(int threads, double seconds) {
+  return cpu::best_throughput(gpt2::exps_until, threads, seconds);
+}
 
 std::string store_peak_run(const Run& run, const std::string& root, std::string* why) {
   StoredPeak p;

@@ -73,6 +73,10 @@ std::optional<HostCeilings> stored_host_ceilings(const std::string& root, std::s
 // filesystem root the CPU model and cache topology are read under.
 HostCeilings host_ceilings(const std::string& root, const std::string& measured_by);
 
+// The exp rate ceiling: the kernels' exp (gpt2::exps_until) on `threads`
+// threads for about `seconds`, timed as the peak is (cpu::best_throughput).
+double measure_exp_rate(int threads, double seconds);
+
 // A simulated backend's device model as ceilings (peak, DDR rate, energy
 // coefficients); nullopt for a backend with no model.
 std::optional<Ceilings> modelled_ceilings(const Backend& b, DType dtype);

@@ -69,5 +69,21 @@ TEST(Peak, MeasuresEveryIsaThisCpuAdvertises) {
   }
 }
 
+
+// best_throughput, which measure_peak and the exp rate share: nothing to
+// measure gives 0 and no thread.
+double one_flop(std::chrono::steady_clock::time_point) { return 1.0; }
+
+TEST(Peak, BestThroughputOfNothingIsZero) {
+  int ran = -1;
+  EXPECT_EQ(best_throughput(one_flop, 0, 0.01, &ran), 0.0);
+  EXPECT_EQ(ran, 0);
+  EXPECT_EQ(best_throughput(one_flop, 1, 0.0), 0.0);
+  EXPECT_EQ(best_throughput(one_flop, 1, -1.0), 0.0);
+  EXPECT_EQ(best_throughput(one_flop, 1, std::nan("")), 0.0);
+  EXPECT_GT(best_throughput(one_flop, 1, 0.01, &ran), 0.0);
+  EXPECT_EQ(ran, 1);
+}
+
 }  // namespace
 }  // namespace flopwatt::cpu

@@ -1,29 +1,34 @@
 #include "workloads/gpt2/exp_rate.h"
 
-#include <omp.h>
-
-#include <algorithm>
-#include <chrono>
+#include <array>
 #include <cstdint>
-#include <vector>
 
 #include "workloads/gpt2/fast_math.h"
 
 namespace flopwatt::gpt2 {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// One thread's 4 KB row: exponents in [-20, 0), as the cross-entropy's
-// (logit - max) log2 e mostly are.
+// The row: 4 KB of exponents in [-20, 0), as the cross-entropy's
+// (logit - max) log2 e mostly are. Read only, so every thread shares it.
 constexpr int kRow = 1024;
-// Passes over the row between clock reads: ~10^5 exps, so the clock is free.
+// Passes over the row between clock reads: 64 K exps, so the clock is free.
 constexpr int kPasses = 64;
 
-volatile float g_sink = 0.0f;
+const std::array<float, kRow>& row() {
+  static const std::array<float, kRow> r = [] {
+    std::array<float, kRow> a{};
+    for (int i = 0; i < kRow; ++i) a[i] = -20.0f * float((i * 37) % kRow) / kRow;
+    return a;
+  }();
+  return r;
+}
 
-// Exps evaluated until `deadline`, summed into *sum so none can be dropped.
-std::uint64_t exps_until(const float* row, Clock::time_point deadline, float* sum) {
+thread_local volatile float t_sink = 0.0f;
+
+}  // namespace
+
+double exps_until(std::chrono::steady_clock::time_point deadline) {
+  const float* x = row().data();
   std::uint64_t n = 0;
 #if defined(__AVX512F__)
   // Four sums, as in the kernels: one chain of dependent adds would bound the loop instead.
@@ -31,55 +36,23 @@ std::uint64_t exps_until(const float* row, Clock::time_point deadline, float* su
   do {
     for (int p = 0; p < kPasses; ++p)
       for (int i = 0; i < kRow; i += 64)
-        for (int k = 0; k < 4; ++k)
-          acc[k] = _mm512_add_ps(acc[k], simd::exp2_16(_mm512_loadu_ps(row + i + 16 * k)));
+        for (int k = 0; k < 4; ++k) acc[k] = _mm512_add_ps(acc[k], simd::exp2_16(_mm512_loadu_ps(x + i + 16 * k)));
     n += std::uint64_t(kPasses) * kRow;
-  } while (Clock::now() < deadline);
-  *sum += simd::hsum16(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
+  } while (std::chrono::steady_clock::now() < deadline);
+  t_sink = t_sink + simd::hsum16(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
 #else
   // Without AVX-512 the kernels' exp is exp_fast in an `omp simd` loop; so is this one.
   float s = 0.0f;
   do {
     for (int p = 0; p < kPasses; ++p) {
 #pragma omp simd reduction(+ : s)
-      for (int i = 0; i < kRow; ++i) s += exp_fast(row[i] * 0.69314718f);
+      for (int i = 0; i < kRow; ++i) s += exp_fast(x[i] * 0.69314718f);
     }
     n += std::uint64_t(kPasses) * kRow;
-  } while (Clock::now() < deadline);
-  *sum += s;
+  } while (std::chrono::steady_clock::now() < deadline);
+  t_sink = t_sink + s;
 #endif
-  return n;
-}
-
-}  // namespace
-
-double measure_exp_rate(int threads, double seconds) {
-  if (threads < 1 || !(seconds > 0)) return 0.0;
-  constexpr int kRounds = 5;
-  const auto round = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds / kRounds));
-  double best = 0.0;
-  for (int r = 0; r < kRounds; ++r) {
-    std::uint64_t total = 0;
-    Clock::time_point start, end;
-#pragma omp parallel num_threads(threads) reduction(+ : total)
-    {
-      alignas(64) float row[kRow];
-      for (int i = 0; i < kRow; ++i) row[i] = -20.0f * float((i * 37 + omp_get_thread_num()) % kRow) / kRow;
-      float sum = 0.0f;
-#pragma omp barrier
-#pragma omp single
-      start = Clock::now();  // implicit barrier: every thread starts from here
-      total = exps_until(row, start + round, &sum);
-#pragma omp barrier
-#pragma omp single
-      end = Clock::now();
-#pragma omp critical
-      g_sink = g_sink + sum;
-    }
-    const double s = std::chrono::duration<double>(end - start).count();
-    if (s > 0) best = std::max(best, double(total) / s);
-  }
-  return best;
+  return double(n);
 }
 
 }  // namespace flopwatt::gpt2

@@ -1,5 +1,6 @@
-// The rate at which this machine evaluates the exp the GPT-2 kernels use
-// (fast_math.h), a ceiling of its own beside the FMA peak and the streams.
+// The exp the GPT-2 kernels use (fast_math.h), evaluated back to back: the
+// kernel `run peak` times (cpu::best_throughput) for the exp rate, a ceiling
+// of its own beside the FMA peak and the streams.
 //
 // The op table counts an exp as one FLOP, as it counts a division or a square
 // root, but flopwatt's 16-lane exp is about nine vector instructions: an op
@@ -8,12 +9,12 @@
 // needs exps / exp rate, measured the way the cross-entropy sums its exps: a
 // row in L1, each vector's exp added into one of several sums.
 #pragma once
+#include <chrono>
 
 namespace flopwatt::gpt2 {
 
-// Exps per second on `threads` OpenMP threads together, the best of a few
-// rounds over about `seconds` in all (other processes only slow it down).
-// 0 when threads < 1 or seconds <= 0.
-double measure_exp_rate(int threads, double seconds);
+// Exps evaluated on this thread until `deadline` (at least one pass of 64 K),
+// their sum kept so that none can be dropped; returns how many.
+double exps_until(std::chrono::steady_clock::time_point deadline);
 
 }  // namespace flopwatt::gpt2
