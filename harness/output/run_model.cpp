@@ -113,6 +113,7 @@ json to_json(const Measurement& m) {
       {"skipped", json_or_null(m.skipped)},
       {"window_ns", json_or_null(m.window_ns)},
       {"supply_changed", json_or_null(m.supply_changed)},
+      {"core_round_trip_ns", json_or_null(m.core_round_trip_ns)},
       {"headline_source", json_or_null(m.headline_source)},
       {"headline_why", json_or_null(m.headline_why)},
   };
@@ -228,6 +229,7 @@ Measurement measurement_from_json(const json& j) {
   m.skipped = json_optional<std::string>(j, "skipped");
   m.window_ns = json_optional<std::array<std::int64_t, 2>>(j, "window_ns");
   m.supply_changed = json_optional<bool>(j, "supply_changed");
+  m.core_round_trip_ns = json_optional<double>(j, "core_round_trip_ns");
   m.headline_source = json_optional<std::string>(j, "headline_source");
   m.headline_why = json_optional<std::string>(j, "headline_why");
   if (j.contains("energy"))

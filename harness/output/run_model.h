@@ -103,6 +103,11 @@ struct Measurement {
   // The supply state (mains/battery, a battery's status) changed inside
   // window_ns, or may have; null when the run did not watch the supply.
   std::optional<bool> supply_changed;
+  // A GPT-2 step row's cores' round trip (cpu/core_trip.h), probed right
+  // after the step, outside its window: the vCPU placement can change while
+  // a run goes on, and the memory-bound ops' times with it. Null with one
+  // thread, for a simulated backend, or when the probe could not finish.
+  std::optional<double> core_round_trip_ns;
   // The source this window's headline FLOP/J is from, as the run judged it
   // (power::choose_headline over the window's figures); null when nothing
   // qualified, or in runs written before it was recorded (then

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "cpu/core_trip.h"
 #include "harness/run/backend_registry.h"
 #include "harness/run/statistics.h"
 #include "harness/run/timing.h"
@@ -355,6 +356,9 @@ bool Gpt2Runner::run_steps(OpenRun& run, gpt2::Profiler& prof, std::vector<StepR
     model.backward();
     model.update(o_.adamw, s + 1);
     const std::int64_t t1 = gpt2::Profiler::now_ns();
+    // Outside the step's window, so its few ms are in no figure.
+    const std::optional<double> trip =
+        simulated ? std::nullopt : cpu::core_round_trip_ns(omp_get_max_threads());
     StepRecord rec{s, t0, t1, double(t1 - t0 + prof.sim_adjust_ns - adj0) * 1e-9, model.loss(),
                    prof.modelled_j_total - j0, prof.records()};
     Measurement m = base("step");
@@ -368,6 +372,7 @@ bool Gpt2Runner::run_steps(OpenRun& run, gpt2::Profiler& prof, std::vector<StepR
     m.flop_per_s = step_flop_ / rec.seconds;
     m.loss = rec.loss;
     m.simulated = simulated;
+    m.core_round_trip_ns = trip;
     if (simulated) {
       if (!prof.modelled_source.empty())
         m.energy[prof.modelled_source] = modelled_step_figures(rec.modelled_j, rec.seconds, gemm_flop_);
@@ -378,8 +383,10 @@ bool Gpt2Runner::run_steps(OpenRun& run, gpt2::Profiler& prof, std::vector<StepR
     session.add_samples(meter.drain_samples());
     session.add(std::move(m));
     step_rows.push_back(session.run().measurements.size() - 1);
-    fmt::print(out, "step {:>4}/{}  loss {:.4f}  {:9.1f} ms  {:7.1f} GFLOP/s{}\n", s + 1, o_.steps, rec.loss,
-               rec.seconds * 1e3, step_flop_ / rec.seconds * 1e-9, s < o_.warmup ? "  (warm-up)" : "");
+    fmt::print(out, "step {:>4}/{}  loss {:.4f}  {:9.1f} ms  {:7.1f} GFLOP/s{}{}\n", s + 1, o_.steps, rec.loss,
+               rec.seconds * 1e3, step_flop_ / rec.seconds * 1e-9,
+               trip ? fmt::format("  cores {:.0f} ns apart", *trip) : std::string(),
+               s < o_.warmup ? "  (warm-up)" : "");
     if (!std::isfinite(rec.loss)) fmt::print(stderr, "warning: loss is {} at step {}\n", rec.loss, s + 1);
     steps.push_back(std::move(rec));
   }

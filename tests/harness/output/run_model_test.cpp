@@ -49,6 +49,7 @@ TEST(RunModel, JsonRoundTripKeepsEveryField) {
   r.idle["battery:BAT0"] = {3.5, 3.0, 0.25, 6};
   r.measurements.push_back(sample_measurement());
   r.measurements.back().supply_changed = true;
+  r.measurements.back().core_round_trip_ns = 81.5;
   const nlohmann::json j = to_json(r);
   const flopwatt::Run back = run_from_json(j);
   EXPECT_EQ(to_json(back), j);
@@ -56,6 +57,7 @@ TEST(RunModel, JsonRoundTripKeepsEveryField) {
   EXPECT_TRUE(j["measurements"][0]["layer"].is_null());
   EXPECT_EQ(j["measurements"][0]["energy"]["battery:BAT0"]["confidence"], "low");
   EXPECT_EQ(j["measurements"][0]["supply_changed"], true);
+  EXPECT_EQ(j["measurements"][0]["core_round_trip_ns"], 81.5);
   EXPECT_EQ(j["power_sources"][0]["note"], "power_now, uW");
   EXPECT_EQ(j["idle"]["battery:BAT0"]["sd_w"], 0.25);
   EXPECT_EQ(j["idle"]["battery:BAT0"]["windows"], 6);

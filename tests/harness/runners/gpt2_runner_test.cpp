@@ -1,6 +1,8 @@
 #include "harness/runners/gpt2_runner.h"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -94,6 +96,62 @@ std::vector<Measurement> train_against(const RooflineSet& roofs, const fs::path&
   close_run(run, true);
   std::fclose(sink);
   return run.session->run().measurements;
+}
+
+// Each step row carries the cores' round trip probed right after it, and the
+// step's console line says the same figure. With one thread there is no
+// second core to probe: null, and nothing on the line. With two a loaded
+// machine can leave a probe unfinished (null), but not every one of them
+// while the run's own start probe finished.
+TEST(Gpt2Runner, EachStepRowCarriesTheCoresRoundTripAfterIt) {
+  const fs::path dir = fs::temp_directory_path() / ("flopwatt_gpt2_trip_" + std::to_string(::getpid()));
+  const int threads = omp_get_max_threads();
+  for (int t : {1, 2}) {
+    SCOPED_TRACE(::testing::Message() << t << " threads");
+    fs::remove_all(dir);
+    omp_set_num_threads(t);
+    Gpt2Options o = tiny_options();
+    o.steps = 4;
+    Gpt2Runner runner(o, gpt2::preset("tiny", "--model"));
+    RunCommonOptions common;
+    common.power.power = "none";
+    common.power.idle_s = 0;
+    common.out = (dir / "out").string();
+    char* text = nullptr;
+    std::size_t size = 0;
+    std::FILE* console = open_memstream(&text, &size);
+    OpenRun run = open_run(common, {&runner.backend()}, {{"command", "test"}});
+    ASSERT_TRUE(runner.train(run, 0.01, console));
+    close_run(run, true);
+    std::fclose(console);
+    const std::string out(text, size);
+    std::free(text);
+    int steps = 0, probed = 0;
+    for (const auto& m : run.session->run().measurements) {
+      if (m.op != "step" || !m.step) continue;
+      ++steps;
+      const std::string line_start = fmt::format("step {:>4}/{}", *m.step + 1, o.steps);
+      const auto at = out.find(line_start);
+      ASSERT_NE(at, std::string::npos) << out;
+      const std::string line = out.substr(at, out.find('\n', at) - at);
+      if (t == 1) {
+        EXPECT_FALSE(m.core_round_trip_ns) << line;
+      }
+      if (!m.core_round_trip_ns) {
+        EXPECT_EQ(line.find("cores"), std::string::npos) << line;
+        continue;
+      }
+      ++probed;
+      EXPECT_GT(*m.core_round_trip_ns, 0);
+      EXPECT_NE(line.find(fmt::format("cores {:.0f} ns apart", *m.core_round_trip_ns)), std::string::npos) << line;
+    }
+    EXPECT_EQ(steps, o.steps);
+    if (t == 2 && run.session->run().context.value("core_round_trip_ns", nlohmann::json()).is_number()) {
+      EXPECT_GT(probed, 0) << "the start's probe finished, every step's did not";
+    }
+  }
+  omp_set_num_threads(threads);
+  fs::remove_all(dir);
 }
 
 // The step's figure against its roofline: its ops' times at their roofs,
