@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cpu/bandwidth.h"
+#include "cpu/core_trip.h"
 #include "cpu/peak.h"
 #include "harness/output/safe_file.h"
 #include "harness/run/context.h"
@@ -170,9 +171,15 @@ std::string store_peak_run(const Run& run, const std::string& root, std::string*
   p.run_id = run.run_id;
   p.measured_by = "run peak";
   p.measured_at = std::time(nullptr);
+  // The run's context has the probe from before the measurement; this one is after it.
+  std::vector<double> trips;
+  if (const auto it = run.context.find("core_round_trip_ns"); it != run.context.end() && it->is_number())
+    trips.push_back(it->get<double>());
+  if (const auto end = cpu::core_round_trip_ns(omp_get_max_threads())) trips.push_back(*end);
   for (int t = 1; t <= omp_get_max_threads(); ++t)
     if (auto c = ceilings_from_peak_run(run, t)) {
       c->capacity_bytes = capacities(root, t);
+      c->core_round_trip_ns = trips;
       p.by_threads.push_back(*c);
     }
   const std::string file = peak_file(peak_dir(), p.host, p.cpu);
@@ -193,7 +200,10 @@ HostCeilings host_ceilings(const std::string& root, const std::string& measured_
   std::string why;
   if (auto r = reuse_stored(file, host, cpu, threads, now, kPeakMaxAgeS, &why)) return *r;
   HostCeilings h;
+  const auto before = cpu::core_round_trip_ns(threads);
   Ceilings c = measure_short(root, threads);
+  for (const auto& trip : {before, cpu::core_round_trip_ns(threads)})
+    if (trip) c.core_round_trip_ns.push_back(*trip);
   h.from = "measured now (short: " + why + ")";
   if (c.peak_flop_per_s.empty() && !c.dram()) return h;
   h.ceilings = c;

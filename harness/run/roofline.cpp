@@ -118,6 +118,7 @@ json to_json(const Ceilings& c) {
             {"dram", d ? json{{"name", d->name}, {"bytes_per_s", d->bytes_per_s}} : json(nullptr)}};
   if (c.modelled_energy) j["modelled_energy"] = fit_json(*c.modelled_energy);
   j["exp_per_s"] = c.exp_per_s ? json(*c.exp_per_s) : json(nullptr);
+  j["core_round_trip_ns"] = c.core_round_trip_ns;
   return j;
 }
 
@@ -137,7 +138,31 @@ Ceilings ceilings_from_json(const json& j) {
     c.modelled_energy = fit_from_json(j["modelled_energy"]);
   if (const auto it = j.find("exp_per_s"); it != j.end() && it->is_number() && it->get<double>() > 0)
     c.exp_per_s = it->get<double>();
+  if (const auto it = j.find("core_round_trip_ns"); it != j.end() && it->is_array())
+    for (const auto& v : *it)
+      if (v.is_number() && v.get<double>() > 0) c.core_round_trip_ns.push_back(v.get<double>());
   return c;
+}
+
+std::optional<std::string> placement_note(const Ceilings& c, const std::vector<double>& run_trips_ns) {
+  if (c.core_round_trip_ns.empty() || run_trips_ns.empty()) return std::nullopt;
+  auto near_one = [&](double t) {
+    for (double s : c.core_round_trip_ns)
+      if (t <= kPlacementRatio * s && s <= kPlacementRatio * t) return true;
+    return false;
+  };
+  std::vector<double> other;
+  for (double t : run_trips_ns)
+    if (!near_one(t)) other.push_back(t);
+  if (other.empty()) return std::nullopt;
+  const auto [lo, hi] = std::minmax_element(other.begin(), other.end());
+  const auto [clo, chi] = std::minmax_element(c.core_round_trip_ns.begin(), c.core_round_trip_ns.end());
+  return fmt::format(
+      "note: {} of {} steps ran with the cores {:.0f}-{:.0f} ns apart, and the ceilings were measured with them "
+      "{:.0f}-{:.0f} ns apart: on a virtual machine that is another placement of the vCPUs, with another DRAM "
+      "bandwidth and another cost for what one core reads of what the other wrote, so memory-bound roofs may be off "
+      "either way (README, \"What a roof does not see\"); `flopwatt run peak` measures in the placement of its time",
+      other.size(), run_trips_ns.size(), *lo, *hi, *clo, *chi);
 }
 
 std::optional<double> measured_dram_bytes(const Measurement& m) {

@@ -49,6 +49,13 @@ struct Ceilings {
   // threads together: the third ceiling of an op that evaluates exps. nullopt
   // in ceilings stored before it was measured, and for device models.
   std::optional<double> exp_per_s;
+  // The cores' round trip (cpu/core_trip.h) when the measurement of these
+  // ceilings started and when it ended, those probes that finished: on a
+  // virtual machine the vCPU placement sets DRAM bandwidth and what one core
+  // reads of what another wrote, so a run in another placement is held to
+  // another machine's ceilings. Empty in ceilings stored before it was
+  // recorded, and for device models.
+  std::vector<double> core_round_trip_ns;
   // A device model's stated energy coefficients (simulated backends); the
   // host's are fitted per run instead (energy_roofline_json).
   std::optional<EnergyFit> modelled_energy;
@@ -65,6 +72,16 @@ struct Ceilings {
   // CPU without AVX512-BF16 runs converted to fp32).
   std::optional<double> peak(const std::string& dtype) const;
 };
+
+// Probes further apart than this factor are taken for another placement:
+// on the 2-vCPU Zen 4 machine of README's "What a roof does not see" the
+// two placements read 51-87 ns and 308-357 ns, and each kept within 1.7x.
+inline constexpr double kPlacementRatio = 2.0;
+// The run's probes of the cores' round trip (one per GPT-2 step) against
+// those its ceilings were measured under: a one-line note when some run probe
+// is further than kPlacementRatio from every ceilings' probe; nullopt when
+// they agree, or either side has no probe.
+std::optional<std::string> placement_note(const Ceilings& c, const std::vector<double>& run_trips_ns);
 
 struct RoofPoint {
   double intensity = 0;           // FLOP per byte

@@ -571,6 +571,12 @@ bool Gpt2Runner::train(OpenRun& run, double sample_period_s, std::FILE* out) {
     discount(m);
     session.add(m);
     print_table(out, session.run(), table, m, quantile(other, 0.5), !m.energy.empty());
+    if (const auto& host = session.roofline().host; host && !m.simulated) {
+      std::vector<double> trips;
+      for (const auto& r : session.run().measurements)
+        if (r.op == "step" && r.step && *r.step >= o_.warmup && r.core_round_trip_ns) trips.push_back(*r.core_round_trip_ns);
+      if (const auto note = placement_note(*host, trips)) fmt::print(out, "{}\n", *note);
+    }
   }
   session.add_samples(run.meter->drain_samples());
   model.set_profiler(nullptr);  // prof ends here; the model may outlive this call (run gpt2 --save)

@@ -145,6 +145,15 @@ TEST(Cli, PeakReportsVerifiedBandwidthCeilings) {
   EXPECT_GE(stored["format"].get<int>(), 3) << "format 3 added the exp rate";
   EXPECT_EQ(stored["by_threads"].size(), std::size_t(omp_get_max_threads()));
   for (const auto& c : stored["by_threads"]) EXPECT_GT(c["exp_per_s"].get<double>(), 0) << c.dump();
+  // The cores' round trip the ceilings were measured under: the run's start
+  // probe (when it finished) first, then one taken after the measurement.
+  for (const auto& c : stored["by_threads"]) {
+    ASSERT_TRUE(c["core_round_trip_ns"].is_array()) << c.dump();
+    if (j["context"]["core_round_trip_ns"].is_number()) {
+      ASSERT_GE(c["core_round_trip_ns"].size(), 1u) << c.dump();
+      EXPECT_EQ(c["core_round_trip_ns"][0], j["context"]["core_round_trip_ns"]);
+    }
+  }
   fs::remove_all(peaks);
   fs::remove_all(root);
   fs::remove_all(out);

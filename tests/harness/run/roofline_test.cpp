@@ -106,6 +106,30 @@ TEST(Roofline, CeilingsRoundTripThroughJson) {
   EXPECT_EQ(back.exp_per_s, 15e9);
   c.exp_per_s.reset();
   EXPECT_FALSE(ceilings_from_json(to_json(c)).exp_per_s) << "ceilings stored before the exp rate have none";
+  c.core_round_trip_ns = {330.5, 81.25};
+  EXPECT_EQ(ceilings_from_json(to_json(c)).core_round_trip_ns, c.core_round_trip_ns);
+  nlohmann::json old = to_json(c);
+  old.erase("core_round_trip_ns");
+  EXPECT_TRUE(ceilings_from_json(old).core_round_trip_ns.empty()) << "ceilings stored before it have none";
+}
+
+// A run's step probes against those its ceilings were measured under: a note
+// only for the steps more than a factor 2 from every ceilings' probe.
+TEST(Roofline, PlacementNoteNamesTheStepsInAnotherPlacement) {
+  Ceilings c;
+  EXPECT_FALSE(placement_note(c, {80, 85})) << "ceilings without probes";
+  c.core_round_trip_ns = {330, 341};
+  EXPECT_FALSE(placement_note(c, {})) << "a run without probes";
+  EXPECT_FALSE(placement_note(c, {300, 357, 170})) << "within a factor 2 of one of them";
+  const auto all = placement_note(c, {84, 79, 86});
+  ASSERT_TRUE(all);
+  EXPECT_NE(all->find("3 of 3 steps ran with the cores 79-86 ns apart"), std::string::npos) << *all;
+  EXPECT_NE(all->find("measured with them 330-341 ns apart"), std::string::npos) << *all;
+  const auto some = placement_note(c, {340, 75, 700});
+  ASSERT_TRUE(some);
+  EXPECT_NE(some->find("2 of 3 steps ran with the cores 75-700 ns apart"), std::string::npos) << *some;
+  c.core_round_trip_ns = {80, 330};  // the placement changed while they were measured
+  EXPECT_FALSE(placement_note(c, {84, 320}));
 }
 
 TEST(Roofline, PlaceMeasurementUsesHostForRealRowsAndTheModelForSimulatedOnes) {
