@@ -5,6 +5,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <cstdlib>
@@ -84,7 +85,8 @@ bool write_stored_peak(const std::string& file, const StoredPeak& p, std::string
 }
 
 std::optional<HostCeilings> reuse_stored(const std::string& file, const std::string& host, const std::string& cpu,
-                                         int threads, std::time_t now, double max_age_s, std::string* why) {
+                                         int threads, std::time_t now, double max_age_s, std::string* why,
+                                         const std::vector<double>& trip_ns) {
   auto no = [&](std::string reason) -> std::optional<HostCeilings> {
     if (why) *why = std::move(reason);
     return std::nullopt;
@@ -103,12 +105,53 @@ std::optional<HostCeilings> reuse_stored(const std::string& file, const std::str
                           file, p->format, kStoredPeakFormat));
   const double age = std::difftime(now, p->measured_at);
   if (age < 0 || age > max_age_s) return no(fmt::format("{} is {:.0f} h old", file, age / 3600));
-  for (const auto& c : p->by_threads)
-    if (c.threads == threads) return HostCeilings{c, file, age};
-  return no(file + " has no ceilings for " + std::to_string(threads) + " threads");
+  const Ceilings* unprobed = nullptr;
+  std::vector<double> others;
+  for (const auto& c : p->by_threads) {
+    if (c.threads != threads) continue;
+    if (c.core_round_trip_ns.empty()) {
+      if (!unprobed) unprobed = &c;
+    } else if (same_placement(c.core_round_trip_ns, trip_ns)) {
+      return HostCeilings{c, file, age};
+    } else {
+      others.insert(others.end(), c.core_round_trip_ns.begin(), c.core_round_trip_ns.end());
+    }
+  }
+  if (unprobed) return HostCeilings{*unprobed, file, age};
+  if (others.empty()) return no(file + " has no ceilings for " + std::to_string(threads) + " threads");
+  const auto [lo, hi] = std::minmax_element(others.begin(), others.end());
+  return no(fmt::format("{} has ceilings for {} threads measured with the cores {:.0f}-{:.0f} ns apart, and they are "
+                        "{:.0f} ns apart now: another placement of the vCPUs",
+                        file, threads, *lo, *hi, trip_ns.front()));
+}
+
+std::vector<Ceilings> merge_by_placement(std::vector<Ceilings> fresh, const std::vector<Ceilings>& old) {
+  const std::size_t n = fresh.size();
+  for (const auto& o : old) {
+    bool replaced = false;
+    for (std::size_t i = 0; i < n && !replaced; ++i)
+      replaced = fresh[i].threads == o.threads && same_placement(fresh[i].core_round_trip_ns, o.core_round_trip_ns);
+    if (!replaced) fresh.push_back(o);
+  }
+  return fresh;
 }
 
 namespace {
+
+// The file's stored peak when it is this machine's, current in format and
+// age at `now`: what a new store keeps beside what it measured.
+std::optional<StoredPeak> current_stored(const std::string& file, const std::string& host, const std::string& cpu,
+                                         std::time_t now) {
+  std::ifstream in(file);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto old = stored_peak_from_json(json::parse(ss.str(), nullptr, false));
+  if (old && old->host == host && old->cpu == cpu && old->format >= kStoredPeakFormat &&
+      std::difftime(now, old->measured_at) <= kPeakMaxAgeS)
+    return old;
+  return std::nullopt;
+}
 
 std::string hostname() {
   char b[256] = {};
@@ -183,13 +226,27 @@ std::string store_peak_run(const Run& run, const std::string& root, std::string*
       p.by_threads.push_back(*c);
     }
   const std::string file = peak_file(peak_dir(), p.host, p.cpu);
+  if (const auto old = current_stored(file, p.host, p.cpu, p.measured_at))
+    p.by_threads = merge_by_placement(std::move(p.by_threads), old->by_threads);
   return write_stored_peak(file, p, why) ? file : "";
+}
+
+// This run's probe of the cores' round trip, as a set of probes (empty without one).
+std::vector<double> trip_now(int threads) {
+  if (const auto t = cpu::core_round_trip_ns(threads)) return {*t};
+  return {};
 }
 
 std::optional<HostCeilings> stored_host_ceilings(const std::string& root, std::string* why) {
   const std::string host = hostname(), cpu = cpu_model(root);
-  return reuse_stored(peak_file(peak_dir(), host, cpu), host, cpu, omp_get_max_threads(), std::time(nullptr),
-                      kPeakMaxAgeS, why);
+  const std::string file = peak_file(peak_dir(), host, cpu);
+  const int threads = omp_get_max_threads();
+  const std::time_t now = std::time(nullptr);
+  std::string other;
+  if (auto r = reuse_stored(file, host, cpu, threads, now, kPeakMaxAgeS, &other, trip_now(threads))) return r;
+  auto r = reuse_stored(file, host, cpu, threads, now, kPeakMaxAgeS, why);
+  if (r) r->from += " (" + other + ")";
+  return r;
 }
 
 HostCeilings host_ceilings(const std::string& root, const std::string& measured_by) {
@@ -198,12 +255,12 @@ HostCeilings host_ceilings(const std::string& root, const std::string& measured_
   const std::string file = peak_file(peak_dir(), host, cpu);
   const std::time_t now = std::time(nullptr);
   std::string why;
-  if (auto r = reuse_stored(file, host, cpu, threads, now, kPeakMaxAgeS, &why)) return *r;
+  const std::vector<double> before = trip_now(threads);
+  if (auto r = reuse_stored(file, host, cpu, threads, now, kPeakMaxAgeS, &why, before)) return *r;
   HostCeilings h;
-  const auto before = cpu::core_round_trip_ns(threads);
   Ceilings c = measure_short(root, threads);
-  for (const auto& trip : {before, cpu::core_round_trip_ns(threads)})
-    if (trip) c.core_round_trip_ns.push_back(*trip);
+  c.core_round_trip_ns = before;
+  for (double t : trip_now(threads)) c.core_round_trip_ns.push_back(t);
   h.from = "measured now (short: " + why + ")";
   if (c.peak_flop_per_s.empty() && !c.dram()) return h;
   h.ceilings = c;
@@ -213,18 +270,10 @@ HostCeilings host_ceilings(const std::string& root, const std::string& measured_
   p.kernel = kernel_release();
   p.measured_by = "short, by " + measured_by;
   p.measured_at = now;
-  // Keep the other thread counts a full `run peak` stored, even if stale for this one.
-  std::ifstream in(file);
-  if (in) {
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (auto old = stored_peak_from_json(json::parse(ss.str(), nullptr, false));
-        old && old->host == host && old->cpu == cpu && old->format >= kStoredPeakFormat &&
-        std::difftime(now, old->measured_at) <= kPeakMaxAgeS)
-      for (const auto& o : old->by_threads)
-        if (o.threads != threads) p.by_threads.push_back(o);
-  }
-  p.by_threads.push_back(c);
+  p.by_threads = {c};
+  // Keep what a full `run peak` stored for other thread counts and placements.
+  if (const auto old = current_stored(file, host, cpu, now))
+    p.by_threads = merge_by_placement(std::move(p.by_threads), old->by_threads);
   std::string fail;
   if (write_stored_peak(file, p, &fail)) h.from += "; stored in " + file;
   else h.from += "; not stored: " + fail;

@@ -46,9 +46,16 @@ std::optional<StoredPeak> stored_peak_from_json(const nlohmann::json& j);
 // Writes the file atomically; false (with the reason in *why) when it cannot.
 bool write_stored_peak(const std::string& file, const StoredPeak& p, std::string* why);
 
+// The ceilings a store keeps: every fresh entry, and each old one unless a
+// fresh entry has its thread count and could be its placement
+// (same_placement over their core_round_trip_ns). On a virtual machine whose
+// vCPUs move between placements, each placement keeps the ceilings last
+// measured in it; entries without probes are replaced by any fresh one.
+std::vector<Ceilings> merge_by_placement(std::vector<Ceilings> fresh, const std::vector<Ceilings>& old);
+
 // Stores what a `run peak` run measured, for every thread count it has, in
-// this machine's file under peak_dir(). Returns the file, or "" with the
-// reason in *why.
+// this machine's file under peak_dir(), beside what the file held for other
+// placements (merge_by_placement). Returns the file, or "" with the reason in *why.
 std::string store_peak_run(const Run& run, const std::string& root, std::string* why);
 
 struct HostCeilings {
@@ -57,19 +64,24 @@ struct HostCeilings {
   std::optional<double> age_s;       // of the reused file
 };
 // The ceilings at `threads` from `file` when it exists, is for this host and
-// CPU, holds that thread count and is younger than max_age_s at `now`; else
-// nullopt with the reason in *why.
+// CPU, holds that thread count in the placement of `trip_ns` (this run's
+// probe of the cores' round trip; empty: any) and is younger than max_age_s
+// at `now`; else nullopt with the reason in *why. An entry measured with
+// probes is preferred to one without.
 std::optional<HostCeilings> reuse_stored(const std::string& file, const std::string& host, const std::string& cpu,
-                                         int threads, std::time_t now, double max_age_s, std::string* why);
+                                         int threads, std::time_t now, double max_age_s, std::string* why,
+                                         const std::vector<double>& trip_ns = {});
 
 // This machine's stored ceilings at the current thread count, never
 // measured here (flopwatt_bench must not spend seconds on a peak between
-// benchmarks); nullopt with the reason in *why.
+// benchmarks): those of the current placement, else those of another, said
+// in `from`; nullopt with the reason in *why.
 std::optional<HostCeilings> stored_host_ceilings(const std::string& root, std::string* why);
 
-// Reuses this machine's stored ceilings, or measures a short peak and every
-// stream at every level at the current thread count (about two seconds) and stores them
-// (a failure to store is a note in `from`, not an error). `root` is the
+// Reuses this machine's stored ceilings of the current placement, or
+// measures a short peak and every stream at every level at the current thread
+// count (about two seconds) and stores them beside the other placements' (a
+// failure to store is a note in `from`, not an error). `root` is the
 // filesystem root the CPU model and cache topology are read under.
 HostCeilings host_ceilings(const std::string& root, const std::string& measured_by);
 

@@ -144,16 +144,19 @@ Ceilings ceilings_from_json(const json& j) {
   return c;
 }
 
+bool same_placement(const std::vector<double>& a_ns, const std::vector<double>& b_ns) {
+  if (a_ns.empty() || b_ns.empty()) return true;
+  for (double a : a_ns)
+    for (double b : b_ns)
+      if (a <= kPlacementRatio * b && b <= kPlacementRatio * a) return true;
+  return false;
+}
+
 std::optional<std::string> placement_note(const Ceilings& c, const std::vector<double>& run_trips_ns) {
   if (c.core_round_trip_ns.empty() || run_trips_ns.empty()) return std::nullopt;
-  auto near_one = [&](double t) {
-    for (double s : c.core_round_trip_ns)
-      if (t <= kPlacementRatio * s && s <= kPlacementRatio * t) return true;
-    return false;
-  };
   std::vector<double> other;
   for (double t : run_trips_ns)
-    if (!near_one(t)) other.push_back(t);
+    if (!same_placement({t}, c.core_round_trip_ns)) other.push_back(t);
   if (other.empty()) return std::nullopt;
   const auto [lo, hi] = std::minmax_element(other.begin(), other.end());
   const auto [clo, chi] = std::minmax_element(c.core_round_trip_ns.begin(), c.core_round_trip_ns.end());

@@ -77,6 +77,10 @@ struct Ceilings {
 // on the 2-vCPU Zen 4 machine of README's "What a roof does not see" the
 // two placements read 51-87 ns and 308-357 ns, and each kept within 1.7x.
 inline constexpr double kPlacementRatio = 2.0;
+// Whether two sets of round-trip probes can be one placement: either set is
+// empty (unknown), or some probe of one is within kPlacementRatio of some
+// probe of the other.
+bool same_placement(const std::vector<double>& a_ns, const std::vector<double>& b_ns);
 // The run's probes of the cores' round trip (one per GPT-2 step) against
 // those its ceilings were measured under: a one-line note when some run probe
 // is further than kPlacementRatio from every ceilings' probe; nullopt when

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace flopwatt {
 namespace {
@@ -148,6 +149,55 @@ class ModelBackend : public Backend {
     return ModelledCeilings{2e12, 24e9, 0.5e-12, 30e-12, 0.6};
   }
 };
+
+Ceilings placed(int threads, double peak, std::vector<double> trips) {
+  Ceilings c = at(threads, peak, 10e9);
+  c.core_round_trip_ns = std::move(trips);
+  return c;
+}
+
+// A store keeps each placement's ceilings: what was just measured replaces
+// the entries of its thread count that could be its placement (or have no
+// probes), and leaves the other placement's and other thread counts'.
+TEST(CeilingsStore, EachPlacementKeepsTheCeilingsLastMeasuredInIt) {
+  const std::vector<Ceilings> old = {placed(1, 50e9, {330}), placed(2, 100e9, {330, 341}), placed(2, 90e9, {75}),
+                                     placed(2, 80e9, {})};
+  const auto merged = merge_by_placement({placed(2, 120e9, {81, 88})}, old);
+  std::vector<double> peaks;
+  for (const auto& c : merged) peaks.push_back(c.peak_flop_per_s.at("fp32"));
+  EXPECT_EQ(peaks, (std::vector<double>{120e9, 50e9, 100e9})) << "the near 2-thread and unprobed ones replaced";
+  // Measured while the placement changed: it replaces both placements' entries.
+  EXPECT_EQ(merge_by_placement({placed(2, 120e9, {81, 330})}, old).size(), 2u);
+  // Without probes (one thread, or a probe that could not finish): any entry of its thread count.
+  EXPECT_EQ(merge_by_placement({placed(2, 120e9, {})}, old).size(), 2u);
+}
+
+// A run reuses the stored ceilings of its own placement, those without
+// probes when none has its placement, and else measures (the reason says so).
+TEST(CeilingsStore, ARunReusesTheCeilingsOfItsPlacement) {
+  TempDir t;
+  const std::string f = (t.p / "p.json").string();
+  const std::time_t now = 1'800'000'000;
+  StoredPeak p = stored(now - 60);
+  p.by_threads = {placed(2, 100e9, {75, 81}), placed(2, 200e9, {330})};
+  std::string why;
+  ASSERT_TRUE(write_stored_peak(f, p, &why)) << why;
+  auto peak_at = [&](std::vector<double> trip) -> std::optional<double> {
+    const auto r = reuse_stored(f, "box", "Test CPU 9000", 2, now, kPeakMaxAgeS, &why, trip);
+    if (!r) return std::nullopt;
+    return r->ceilings->peak_flop_per_s.at("fp32");
+  };
+  EXPECT_EQ(peak_at({84}), 100e9);
+  EXPECT_EQ(peak_at({350}), 200e9);
+  EXPECT_EQ(peak_at({}), 100e9) << "no probe now: the first";
+  EXPECT_FALSE(peak_at({1500}));
+  EXPECT_NE(why.find("measured with the cores 75-330 ns apart, and they are 1500 ns apart now"), std::string::npos)
+      << why;
+  p.by_threads.push_back(placed(2, 50e9, {}));
+  ASSERT_TRUE(write_stored_peak(f, p, &why)) << why;
+  EXPECT_EQ(peak_at({1500}), 50e9) << "ceilings of unknown placement before measuring again";
+  EXPECT_EQ(peak_at({350}), 200e9) << "but a probed placement's first";
+}
 
 TEST(CeilingsStore, SimulatedBackendsBringTheirDeviceModelLabelled) {
   ModelBackend b;
