@@ -105,24 +105,23 @@ std::optional<HostCeilings> reuse_stored(const std::string& file, const std::str
                           file, p->format, kStoredPeakFormat));
   const double age = std::difftime(now, p->measured_at);
   if (age < 0 || age > max_age_s) return no(fmt::format("{} is {:.0f} h old", file, age / 3600));
-  const Ceilings* unprobed = nullptr;
-  std::vector<double> others;
-  for (const auto& c : p->by_threads) {
-    if (c.threads != threads) continue;
-    if (c.core_round_trip_ns.empty()) {
-      if (!unprobed) unprobed = &c;
-    } else if (same_placement(c.core_round_trip_ns, trip_ns)) {
-      return HostCeilings{c, file, age};
-    } else {
-      others.insert(others.end(), c.core_round_trip_ns.begin(), c.core_round_trip_ns.end());
+  std::vector<Ceilings> sets;
+  bool this_placement = trip_ns.empty();
+  for (const auto& c : p->by_threads)
+    if (c.threads == threads) {
+      sets.push_back(c);
+      this_placement = this_placement || same_placement(c.core_round_trip_ns, trip_ns);
     }
+  if (sets.empty()) return no(file + " has no ceilings for " + std::to_string(threads) + " threads");
+  if (!this_placement) {
+    std::vector<double> probes;
+    for (const auto& c : sets) probes.insert(probes.end(), c.core_round_trip_ns.begin(), c.core_round_trip_ns.end());
+    const auto [lo, hi] = std::minmax_element(probes.begin(), probes.end());
+    return no(fmt::format("{} has ceilings for {} threads measured with the cores {:.0f}-{:.0f} ns apart, and they "
+                          "are {:.0f} ns apart now: another placement of the vCPUs, not measured yet",
+                          file, threads, *lo, *hi, trip_ns.front()));
   }
-  if (unprobed) return HostCeilings{*unprobed, file, age};
-  if (others.empty()) return no(file + " has no ceilings for " + std::to_string(threads) + " threads");
-  const auto [lo, hi] = std::minmax_element(others.begin(), others.end());
-  return no(fmt::format("{} has ceilings for {} threads measured with the cores {:.0f}-{:.0f} ns apart, and they are "
-                        "{:.0f} ns apart now: another placement of the vCPUs",
-                        file, threads, *lo, *hi, trip_ns.front()));
+  return HostCeilings{best_of_placements(sets), file, age};
 }
 
 std::vector<Ceilings> merge_by_placement(std::vector<Ceilings> fresh, const std::vector<Ceilings>& old) {
@@ -274,6 +273,13 @@ HostCeilings host_ceilings(const std::string& root, const std::string& measured_
   // Keep what a full `run peak` stored for other thread counts and placements.
   if (const auto old = current_stored(file, host, cpu, now))
     p.by_threads = merge_by_placement(std::move(p.by_threads), old->by_threads);
+  std::vector<Ceilings> sets;
+  for (const auto& s : p.by_threads)
+    if (s.threads == threads) sets.push_back(s);
+  if (sets.size() > 1) {
+    h.ceilings = best_of_placements(sets);
+    h.from += fmt::format(", at the best of it and the {} other placement(s) stored", sets.size() - 1);
+  }
   std::string fail;
   if (write_stored_peak(file, p, &fail)) h.from += "; stored in " + file;
   else h.from += "; not stored: " + fail;

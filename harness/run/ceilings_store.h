@@ -64,24 +64,24 @@ struct HostCeilings {
   std::optional<double> age_s;       // of the reused file
 };
 // The ceilings at `threads` from `file` when it exists, is for this host and
-// CPU, holds that thread count in the placement of `trip_ns` (this run's
-// probe of the cores' round trip; empty: any) and is younger than max_age_s
-// at `now`; else nullopt with the reason in *why. An entry measured with
-// probes is preferred to one without.
+// CPU, holds that thread count, also in the placement of `trip_ns` (this
+// run's probe of the cores' round trip; empty: any; a set without probes may
+// be any), and is younger than max_age_s at `now`: the best of every
+// placement's (best_of_placements). Else nullopt with the reason in *why.
 std::optional<HostCeilings> reuse_stored(const std::string& file, const std::string& host, const std::string& cpu,
                                          int threads, std::time_t now, double max_age_s, std::string* why,
                                          const std::vector<double>& trip_ns = {});
 
 // This machine's stored ceilings at the current thread count, never
 // measured here (flopwatt_bench must not spend seconds on a peak between
-// benchmarks): those of the current placement, else those of another, said
-// in `from`; nullopt with the reason in *why.
+// benchmarks), also where the current placement has none (then `from` says
+// so); nullopt with the reason in *why.
 std::optional<HostCeilings> stored_host_ceilings(const std::string& root, std::string* why);
 
-// Reuses this machine's stored ceilings of the current placement, or
-// measures a short peak and every stream at every level at the current thread
-// count (about two seconds) and stores them beside the other placements' (a
-// failure to store is a note in `from`, not an error). `root` is the
+// Reuses this machine's stored ceilings once the current placement has been
+// measured, or measures a short peak and every stream at every level at the
+// current thread count (about two seconds) and stores them beside the other
+// placements' (a failure to store is a note in `from`, not an error). `root` is the
 // filesystem root the CPU model and cache topology are read under.
 HostCeilings host_ceilings(const std::string& root, const std::string& measured_by);
 

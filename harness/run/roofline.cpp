@@ -152,6 +152,24 @@ bool same_placement(const std::vector<double>& a_ns, const std::vector<double>& 
   return false;
 }
 
+Ceilings best_of_placements(const std::vector<Ceilings>& sets) {
+  if (sets.empty()) return {};
+  Ceilings best = sets.front();
+  for (std::size_t i = 1; i < sets.size(); ++i) {
+    const Ceilings& c = sets[i];
+    for (const auto& [dtype, peak] : c.peak_flop_per_s) best.peak_flop_per_s[dtype] = std::max(best.peak_flop_per_s[dtype], peak);
+    for (const auto& m : c.memory) {
+      auto it = std::find_if(best.memory.begin(), best.memory.end(), [&](const MemoryCeiling& b) { return b.name == m.name; });
+      if (it == best.memory.end()) best.memory.push_back(m);
+      else it->bytes_per_s = std::max(it->bytes_per_s, m.bytes_per_s);
+    }
+    if (c.exp_per_s) best.exp_per_s = std::max(best.exp_per_s.value_or(0.0), *c.exp_per_s);
+    best.core_round_trip_ns.insert(best.core_round_trip_ns.end(), c.core_round_trip_ns.begin(),
+                                   c.core_round_trip_ns.end());
+  }
+  return best;
+}
+
 std::optional<std::string> placement_note(const Ceilings& c, const std::vector<double>& run_trips_ns) {
   if (c.core_round_trip_ns.empty() || run_trips_ns.empty()) return std::nullopt;
   std::vector<double> other;

@@ -81,6 +81,13 @@ inline constexpr double kPlacementRatio = 2.0;
 // empty (unknown), or some probe of one is within kPlacementRatio of some
 // probe of the other.
 bool same_placement(const std::vector<double>& a_ns, const std::vector<double>& b_ns);
+// The ceilings of several placements of one machine at one thread count as
+// one set: each peak, stream and the exp rate at the best any placement
+// measured, and every placement's probes. A roof must hold in whichever
+// placement an op runs: the vCPUs move while a run goes on, and an op can beat
+// its own placement's DRAM stream when part of its data is still in the LLC
+// (softmax_xent backward read 132% of the near placement's dram_update).
+Ceilings best_of_placements(const std::vector<Ceilings>& sets);
 // The run's probes of the cores' round trip (one per GPT-2 step) against
 // those its ceilings were measured under: a one-line note when some run probe
 // is further than kPlacementRatio from every ceilings' probe; nullopt when
