@@ -85,7 +85,8 @@ int run_gpt2(CLI::App* cmd, Gpt2Args& a) {
   // After the run opened, so that bad input never leaves a stored peak behind.
   nlohmann::json roofline;
   r.session->set_roofline(
-      settle_roofline({&gpt2.backend()}, *dt, a.common.power.sysfs_root, !a.no_peak, "run gpt2", &roofline));
+      settle_roofline({&gpt2.backend()}, *dt, a.common.power.sysfs_root, !a.no_peak, "run gpt2",
+                      start_trip(r.session->run().context), &roofline));
   r.session->run().context["roofline"] = roofline;
   r.session->save();
   if (const std::string line = counters.summary(); !line.empty()) fmt::print(out, "{}\n", line);

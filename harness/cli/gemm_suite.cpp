@@ -45,9 +45,9 @@ GemmPlan plan_gemm(const GemmArgs& a, bool skip_reference) {
 
 void settle_gemm_ceilings(GemmPlan& p, const GemmArgs& a, OpenRun& r) {
   nlohmann::json roofline;
-  p.roofs = settle_roofline(const_raw(p.backends), p.go.dtype, a.common.power.sysfs_root, !a.no_peak, "run gemm",
-                            &roofline);
   nlohmann::json& c = r.session->run().context;
+  p.roofs = settle_roofline(const_raw(p.backends), p.go.dtype, a.common.power.sysfs_root, !a.no_peak, "run gemm",
+                            start_trip(c), &roofline);
   c["roofline"] = roofline;
   if (!a.no_peak) {
     // The dtype's own peak only: a bf16 GEMM on a CPU without bf16 units has no peak to be a fraction of.

@@ -205,6 +205,12 @@ double measure_exp_rate(int threads, double seconds) {
   return cpu::best_throughput(gpt2::exps_until, threads, seconds);
 }
 
+std::vector<double> start_trip(const json& run_context) {
+  if (const auto it = run_context.find("core_round_trip_ns"); it != run_context.end() && it->is_number())
+    return {it->get<double>()};
+  return {};
+}
+
 std::string store_peak_run(const Run& run, const std::string& root, std::string* why) {
   StoredPeak p;
   p.host = hostname();
@@ -214,9 +220,7 @@ std::string store_peak_run(const Run& run, const std::string& root, std::string*
   p.measured_by = "run peak";
   p.measured_at = std::time(nullptr);
   // The run's context has the probe from before the measurement; this one is after it.
-  std::vector<double> trips;
-  if (const auto it = run.context.find("core_round_trip_ns"); it != run.context.end() && it->is_number())
-    trips.push_back(it->get<double>());
+  std::vector<double> trips = start_trip(run.context);
   if (const auto end = cpu::core_round_trip_ns(omp_get_max_threads())) trips.push_back(*end);
   for (int t = 1; t <= omp_get_max_threads(); ++t)
     if (auto c = ceilings_from_peak_run(run, t)) {
@@ -248,13 +252,14 @@ std::optional<HostCeilings> stored_host_ceilings(const std::string& root, std::s
   return r;
 }
 
-HostCeilings host_ceilings(const std::string& root, const std::string& measured_by) {
+HostCeilings host_ceilings(const std::string& root, const std::string& measured_by,
+                           const std::vector<double>& start_trip_ns) {
   const int threads = omp_get_max_threads();
   const std::string host = hostname(), cpu = cpu_model(root);
   const std::string file = peak_file(peak_dir(), host, cpu);
   const std::time_t now = std::time(nullptr);
   std::string why;
-  const std::vector<double> before = trip_now(threads);
+  const std::vector<double>& before = start_trip_ns;
   if (auto r = reuse_stored(file, host, cpu, threads, now, kPeakMaxAgeS, &why, before)) return *r;
   HostCeilings h;
   Ceilings c = measure_short(root, threads);
@@ -304,11 +309,12 @@ std::optional<Ceilings> modelled_ceilings(const Backend& b, DType) {
 }
 
 RooflineSet settle_roofline(const std::vector<const Backend*>& backends, DType dtype, const std::string& root,
-                            bool measure_host, const std::string& measured_by, json* context) {
+                            bool measure_host, const std::string& measured_by, const std::vector<double>& start_trip_ns,
+                            json* context) {
   RooflineSet roofs;
   json ctx = {{"host", nullptr}, {"from", "not measured (--no-peak)"}, {"age_s", nullptr}};
   if (measure_host) {
-    const HostCeilings h = host_ceilings(root, measured_by);
+    const HostCeilings h = host_ceilings(root, measured_by, start_trip_ns);
     roofs.host = h.ceilings;
     ctx["host"] = h.ceilings ? to_json(*h.ceilings) : json(nullptr);
     ctx["from"] = h.from;

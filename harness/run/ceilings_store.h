@@ -53,6 +53,10 @@ bool write_stored_peak(const std::string& file, const StoredPeak& p, std::string
 // measured in it; entries without probes are replaced by any fresh one.
 std::vector<Ceilings> merge_by_placement(std::vector<Ceilings> fresh, const std::vector<Ceilings>& old);
 
+// The probe of the cores' round trip a run's context took when it opened
+// (collect_context), as a set of probes: empty when that probe did not finish.
+std::vector<double> start_trip(const nlohmann::json& run_context);
+
 // Stores what a `run peak` run measured, for every thread count it has, in
 // this machine's file under peak_dir(), beside what the file held for other
 // placements (merge_by_placement). Returns the file, or "" with the reason in *why.
@@ -82,8 +86,11 @@ std::optional<HostCeilings> stored_host_ceilings(const std::string& root, std::s
 // measured, or measures a short peak and every stream at every level at the
 // current thread count (about two seconds) and stores them beside the other
 // placements' (a failure to store is a note in `from`, not an error). `root` is the
-// filesystem root the CPU model and cache topology are read under.
-HostCeilings host_ceilings(const std::string& root, const std::string& measured_by);
+// filesystem root the CPU model and cache topology are read under;
+// start_trip_ns is the run's own probe (start_trip): the placement picked and
+// the first probe a measured set is stored with, taken once per run.
+HostCeilings host_ceilings(const std::string& root, const std::string& measured_by,
+                           const std::vector<double>& start_trip_ns);
 
 // The exp rate ceiling: the kernels' exp (gpt2::exps_until) on `threads`
 // threads for about `seconds`, timed as the peak is (cpu::best_throughput).
@@ -96,6 +103,7 @@ std::optional<Ceilings> modelled_ceilings(const Backend& b, DType dtype);
 // The ceilings of a run on `backends` and run.json's context.roofline for them.
 // measure_host false leaves the host out (--no-peak).
 RooflineSet settle_roofline(const std::vector<const Backend*>& backends, DType dtype, const std::string& root,
-                            bool measure_host, const std::string& measured_by, nlohmann::json* context);
+                            bool measure_host, const std::string& measured_by, const std::vector<double>& start_trip_ns,
+                            nlohmann::json* context);
 
 }  // namespace flopwatt

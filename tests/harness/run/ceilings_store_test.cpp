@@ -213,7 +213,7 @@ TEST(CeilingsStore, ARunTakesTheBestOfEveryPlacementOnceItsOwnIsMeasured) {
 TEST(CeilingsStore, SimulatedBackendsBringTheirDeviceModelLabelled) {
   ModelBackend b;
   nlohmann::json ctx;
-  const RooflineSet s = settle_roofline({&b}, DType::BF16, "/", false, "test", &ctx);
+  const RooflineSet s = settle_roofline({&b}, DType::BF16, "/", false, "test", {}, &ctx);
   EXPECT_FALSE(s.host);
   ASSERT_EQ(s.modelled.count("npu:sim-test"), 1u);
   const Ceilings& c = s.modelled.at("npu:sim-test");
@@ -276,4 +276,28 @@ TEST(PeakDir, TestsKeepTheirCacheAndStoreInTheBuildTree) {
   ASSERT_NE(data, nullptr);
   EXPECT_STREQ(data, FLOPWATT_TEST_DATA_HOME);
   EXPECT_EQ(std::getenv("FLOPWATT_STORE"), nullptr);
+}
+
+// A run's ceilings are picked, and stored when measured, by the probe its
+// context took when it opened: host_ceilings takes that probe rather than
+// timing the cores a second time (a few milliseconds at every run's start).
+TEST(CeilingsStore, HostCeilingsUseTheRunsStartProbe) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("flopwatt_peaks_probe_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  ScopedEnv peaks("FLOPWATT_PEAK_DIR", dir.c_str());
+  // No probe here can read 100 us: were the ceilings chosen by a probe of
+  // their own, the set stored below would not start with it.
+  const flopwatt::HostCeilings measured = flopwatt::host_ceilings("/", "test", {100000});
+  ASSERT_TRUE(measured.ceilings) << measured.from;
+  ASSERT_FALSE(measured.ceilings->core_round_trip_ns.empty());
+  EXPECT_EQ(measured.ceilings->core_round_trip_ns[0], 100000) << measured.from;
+  EXPECT_NE(measured.from.find("measured now"), std::string::npos) << measured.from;
+  // The same placement reuses them; one the file has not seen has none to
+  // reuse, which a second probe of the cores' own would have hidden.
+  const flopwatt::HostCeilings again = flopwatt::host_ceilings("/", "test", {90000});
+  EXPECT_EQ(again.from.find("measured now"), std::string::npos) << again.from;
+  ASSERT_TRUE(again.ceilings);
+  EXPECT_EQ(again.ceilings->core_round_trip_ns[0], 100000);
+  fs::remove_all(dir);
 }
