@@ -8,7 +8,9 @@ A run directory (run.json, samples.csv) gives:
   throughput    FLOP/s per op and backend (median, whiskers p10..p90 of the repetitions)
   efficiency    FLOP/J per op and backend from the run's headline source
   roofline      FLOP/s against arithmetic intensity (log-log): this machine's
-                compute and memory ceilings as lines, each op a point per backend
+                compute and memory ceilings as lines, each op a point per backend,
+                and each op that evaluates exps a short bar at its exp cap
+                (the exp rate times its FLOP per exp) where that is below the peak
   energy_roofline  FLOP/J against intensity: the energy ceilings fitted from the
                 run (or stated by a device model, dashed) as curves, each op a point
 A campaign directory (campaign.json, comparison.json) gives mains_vs_battery
@@ -438,6 +440,25 @@ def roof_rows(run, value_fn):
     return rows
 
 
+def exp_caps(run, ceil):
+    """The third ceiling of the ops that evaluate exps: at most their FLOP per exp times the host's
+    exp rate, so each such op has a cap of its own at its intensity: (intensity, FLOP/s) per op,
+    host backends only (a device model has no exp rate)."""
+    rate = (ceil or {}).get("exp_per_s")
+    caps = {}
+    if not rate:
+        return rate, []
+    for m in run.get("measurements", []):
+        i, exps = m.get("intensity_flop_per_byte"), m.get("exps")
+        if m.get("skipped") or m.get("layer") is not None or m.get("simulated") or not i or not exps:
+            continue
+        if m.get("workload") == "gpt2" and m.get("op") == "step":
+            continue
+        if m.get("flop"):
+            caps[(m.get("op"), m.get("pass"))] = (i, rate * m["flop"] / exps)
+    return rate, sorted(caps.values())
+
+
 def memory_lines(ceil):
     """The fastest stream of each memory level: (level, bytes/s), DRAM last."""
     best = {}
@@ -532,6 +553,14 @@ def plot_roofline(run, out_dir, formats, written, title):
             ax.annotate(f"{dtype} peak {gflop(p):.4g} GFLOP/s ({host.get('threads', '?')} threads)",
                         (hi, gflop(p)), xytext=(-4, 3), textcoords="offset points", ha="right", fontsize=7)
             ys_all.append(gflop(p))
+        rate, caps = exp_caps(run, host)
+        # A cap above every peak never binds (attention's few exps per FLOP).
+        caps = [(i, cap) for i, cap in caps if not top or cap < top]
+        for k, (i, cap) in enumerate(caps):
+            # A short bar at the op's own intensity: the cap is not a line through other ops.
+            ax.plot([i / 1.4, i * 1.4], [gflop(cap)] * 2, color="#aa3377", lw=1.4, zorder=2,
+                    label=f"exp rate {rate / 1e9:.3g} G exp/s x the op's FLOP per exp" if k == 0 else None)
+            ys_all.append(gflop(cap))
     colors = scatter_backends(ax, rows, gflop)
     for b, c in modelled.items():
         col = colors.get(b, "#888888")

@@ -160,6 +160,36 @@ class Rooflines(unittest.TestCase):
             self.assertIn(want, ceilings)
         self.assertNotIn("dram_read", ceilings)  # one line per level: its fastest stream
 
+    def test_ops_that_evaluate_exps_have_the_exp_rate_as_a_cap_of_their_own(self):
+        run = roof_run(n_ops=6)
+        run["context"]["roofline"]["host"]["exp_per_s"] = 1.5e10
+        for m in run["measurements"]:
+            if m["op"] in ("op01", "op04"):  # every backend's row; the device's has no exp rate
+                m["exps"] = 2e8 if m["op"] == "op01" else 5e8
+        _, figs, _, _ = self.capture(plot.plot_roofline, run)
+        ax = figs[0].axes[0]
+        bars = [l for l in ax.get_lines() if l.get_color() == "#aa3377"]
+        self.assertEqual(len(bars), 2, "one cap per op, not per backend")
+        # An op with few exps per FLOP has its cap above the peak, where it never binds: not drawn.
+        for m in run["measurements"]:
+            if m["op"] == "op02":
+                m["exps"] = 1e9 / 1e3  # 1.5e10 x 1e3 FLOP/s, far above the 400 GFLOP/s peak
+        _, figs_hi, _, _ = self.capture(plot.plot_roofline, run)
+        self.assertEqual(len([l for l in figs_hi[0].axes[0].get_lines() if l.get_color() == "#aa3377"]), 2)
+        intensity = {m["op"]: m["intensity_flop_per_byte"] for m in run["measurements"] if m.get("exps")}
+        for bar, op, exps in zip(sorted(bars, key=lambda l: l.get_xdata()[0]), ("op01", "op04"), (2e8, 5e8)):
+            for y in bar.get_ydata():  # GFLOP/s: FLOP per exp x the rate
+                self.assertAlmostEqual(y, 1e9 / exps * 1.5e10 / 1e9, places=9, msg=op)
+            lo, hi = bar.get_xdata()
+            self.assertLess(lo, intensity[op])
+            self.assertGreater(hi, intensity[op])
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        self.assertEqual(sum(t.startswith("exp rate 15 G exp/s") for t in legend), 1, legend)
+        # Ceilings stored before the exp rate was measured draw none.
+        del run["context"]["roofline"]["host"]["exp_per_s"]
+        _, figs, _, _ = self.capture(plot.plot_roofline, run)
+        self.assertFalse([l for l in figs[0].axes[0].get_lines() if l.get_color() == "#aa3377"])
+
     def test_energy_roofline_draws_fitted_and_modelled_ceilings(self):
         note, figs, written, sizes = self.capture(plot.plot_energy_roofline, roof_run(n_ops=6))
         self.assertIsNone(note)
