@@ -50,9 +50,6 @@ struct Gpt2Benchmarks::Impl {
   std::vector<std::string>* above_roof = nullptr;
   const OpCase* op_current = nullptr;
   std::unique_ptr<Gpt2OpKernel> kernel;
-  // Only names the op rows' roof (gpt2_op_roof_row takes a backend); their
-  // kernels do not go through it.
-  std::unique_ptr<Backend> host;
 
   void step() {
     model->forward(in.data(), tg.data(), B, T);
@@ -140,15 +137,12 @@ struct Gpt2Benchmarks::Impl {
       return;
     }
     if (!roofs || !roofs->host) return;
-    if (!host) host = default_gemm_backend();
-    if (!host) return;
     // The row of one layer holds per_layer occurrences (the residual's two); an iteration runs one.
-    Measurement m = gpt2_op_roof_row(c.op, c.cfg, B, T, dtype, *host, 0);
+    Measurement m = gpt2_op_roof_row(c.op, c.cfg, B, T, dtype, nullptr, 0);
     const int n = m.count_per_step.value_or(1);
     m.flop /= n;
     m.bytes = *m.bytes / n;
     m.count_per_step = 1;
-    m.backend = "host";
     place_on_stored_roof(st, std::move(m), seconds, roofs, above_roof);
   }
 };

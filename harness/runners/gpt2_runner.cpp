@@ -403,7 +403,7 @@ bool Gpt2Runner::run_steps(OpenRun& run, gpt2::Profiler& prof, std::vector<StepR
 
 Measurement Gpt2Runner::op_measurement(const OpRow& row, const gpt2::Profiler& prof, OpenRun& run,
                                        double sample_period_s) const {
-  Measurement m = gpt2_op_roof_row(row.op, cfg_, o_.batch, o_.seq, o_.dtype, *backend_, row.layer);
+  Measurement m = gpt2_op_roof_row(row.op, cfg_, o_.batch, o_.seq, o_.dtype, backend_.get(), row.layer);
   m.reps = int(row.step_s.size());
   m.rep_times_s = row.step_s;
   m.time_s = summarize(row.step_s);
@@ -423,24 +423,33 @@ Measurement Gpt2Runner::op_measurement(const OpRow& row, const gpt2::Profiler& p
   return m;
 }
 
-Measurement gpt2_op_roof_row(gpt2::Op op, const gpt2::Config& cfg, int B, int T, DType dtype, const Backend& b,
+Measurement gpt2_op_roof_row(gpt2::Op op, const gpt2::Config& cfg, int B, int T, DType dtype, const Backend* b,
                              int layer) {
   const gpt2::OpInfo& info = gpt2::op_info(op);
   const gpt2::OpCost cost = gpt2::op_cost(op, cfg, B, T, dtype);
   const int n = layer >= 0 ? std::max(1, info.per_layer) : gpt2::op_occurrences(op, cfg);
-  Measurement m = gpt2_row(info.name, b, dtype);
+  Measurement m;
+  if (b) {
+    m = gpt2_row(info.name, *b, dtype);
+  } else {
+    m.workload = "gpt2";
+    m.op = info.name;
+    m.backend = "host";
+    m.dtype = std::string(to_string(dtype));
+    m.threads = omp_get_max_threads();
+  }
   if (*info.pass) m.pass = std::string(info.pass);
   if (layer >= 0) m.layer = layer;
   m.count_per_step = n;
   m.shape = linear_shape(op, cfg, B, T);
   // A backward op runs two GEMMs (NN and TN): no single layout.
   if (info.gemm && std::string(info.pass) == "fwd") m.layout = "NT";
-  m.simulated = info.gemm && b.simulated();
+  m.simulated = info.gemm && b && b->simulated();
   m.flop = n * cost.flop;
   m.bytes = n * cost.bytes;
   if (m.simulated) {
     // The modelled array reads its GEMM operands as bf16 whatever the host hands it.
-    m.bytes = n * gpt2::op_cost(op, cfg, B, T, b.compute_dtype(GemmDesc{})).bytes;
+    m.bytes = n * gpt2::op_cost(op, cfg, B, T, b->compute_dtype(GemmDesc{})).bytes;
   }
   m.working_set_bytes = *m.bytes / n;
   if (cost.exps > 0) m.exps = n * cost.exps;
@@ -457,7 +466,7 @@ std::optional<double> gpt2_step_roof_limit(const gpt2::Config& cfg, int B, int T
   std::vector<Measurement> ops;
   for (int i = 0; i < gpt2::kNumOps; ++i) {
     if (gpt2::op_occurrences(gpt2::Op(i), cfg) == 0) continue;
-    Measurement m = gpt2_op_roof_row(gpt2::Op(i), cfg, B, T, dtype, b);
+    Measurement m = gpt2_op_roof_row(gpt2::Op(i), cfg, B, T, dtype, &b);
     place_measurement(m, roofs);
     ops.push_back(std::move(m));
   }

@@ -92,8 +92,9 @@ class Gpt2Runner {
 // backend b: FLOPs and bytes of its n occurrences (n: op_occurrences, or the
 // per-layer count when layer >= 0), the working set of one occurrence and the
 // op's stream pattern. The runner's per-op rows and flopwatt_bench's step
-// roof are both built on it.
-Measurement gpt2_op_roof_row(gpt2::Op op, const gpt2::Config& cfg, int B, int T, DType dtype, const Backend& b,
+// roof are both built on it. b nullptr: a row of the host's own kernels
+// (backend "host"), as flopwatt_bench's op benchmarks, which run no GEMM.
+Measurement gpt2_op_roof_row(gpt2::Op op, const gpt2::Config& cfg, int B, int T, DType dtype, const Backend* b,
                              int layer = -1);
 // The step's roofline limit (step_roofline_limit over every op, each at its
 // own ceiling) without running it; nullopt when an op has no roof (no host
