@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "cpu/bandwidth.h"
@@ -84,6 +85,14 @@ bool write_stored_peak(const std::string& file, const StoredPeak& p, std::string
   }
 }
 
+// A stored peak's sets at one thread count: one per placement measured.
+static std::vector<Ceilings> sets_at(const std::vector<Ceilings>& by_threads, int threads) {
+  std::vector<Ceilings> sets;
+  std::copy_if(by_threads.begin(), by_threads.end(), std::back_inserter(sets),
+               [&](const Ceilings& c) { return c.threads == threads; });
+  return sets;
+}
+
 std::optional<HostCeilings> reuse_stored(const std::string& file, const std::string& host, const std::string& cpu,
                                          int threads, std::time_t now, double max_age_s, std::string* why,
                                          const std::vector<double>& trip_ns) {
@@ -105,13 +114,9 @@ std::optional<HostCeilings> reuse_stored(const std::string& file, const std::str
                           file, p->format, kStoredPeakFormat));
   const double age = std::difftime(now, p->measured_at);
   if (age < 0 || age > max_age_s) return no(fmt::format("{} is {:.0f} h old", file, age / 3600));
-  std::vector<Ceilings> sets;
-  bool this_placement = trip_ns.empty();
-  for (const auto& c : p->by_threads)
-    if (c.threads == threads) {
-      sets.push_back(c);
-      this_placement = this_placement || same_placement(c.core_round_trip_ns, trip_ns);
-    }
+  const std::vector<Ceilings> sets = sets_at(p->by_threads, threads);
+  const bool this_placement = std::any_of(
+      sets.begin(), sets.end(), [&](const Ceilings& c) { return same_placement(c.core_round_trip_ns, trip_ns); });
   if (sets.empty()) return no(file + " has no ceilings for " + std::to_string(threads) + " threads");
   if (!this_placement) {
     std::vector<double> probes;
@@ -259,11 +264,10 @@ HostCeilings host_ceilings(const std::string& root, const std::string& measured_
   const std::string file = peak_file(peak_dir(), host, cpu);
   const std::time_t now = std::time(nullptr);
   std::string why;
-  const std::vector<double>& before = start_trip_ns;
-  if (auto r = reuse_stored(file, host, cpu, threads, now, kPeakMaxAgeS, &why, before)) return *r;
+  if (auto r = reuse_stored(file, host, cpu, threads, now, kPeakMaxAgeS, &why, start_trip_ns)) return *r;
   HostCeilings h;
   Ceilings c = measure_short(root, threads);
-  c.core_round_trip_ns = before;
+  c.core_round_trip_ns = start_trip_ns;
   for (double t : trip_now(threads)) c.core_round_trip_ns.push_back(t);
   h.from = "measured now (short: " + why + ")";
   if (c.peak_flop_per_s.empty() && !c.dram()) return h;
@@ -278,9 +282,7 @@ HostCeilings host_ceilings(const std::string& root, const std::string& measured_
   // Keep what a full `run peak` stored for other thread counts and placements.
   if (const auto old = current_stored(file, host, cpu, now))
     p.by_threads = merge_by_placement(std::move(p.by_threads), old->by_threads);
-  std::vector<Ceilings> sets;
-  for (const auto& s : p.by_threads)
-    if (s.threads == threads) sets.push_back(s);
+  const std::vector<Ceilings> sets = sets_at(p.by_threads, threads);
   if (sets.size() > 1) {
     h.ceilings = best_of_placements(sets);
     h.from += fmt::format(", at the best of it and the {} other placement(s) stored", sets.size() - 1);

@@ -312,17 +312,17 @@ nlohmann::json Gpt2Runner::context() const {
 }
 
 // A GPT-2 row's identity: every row of a run on backend b in dtype.
-static Measurement gpt2_row(const std::string& op, const Backend& b, DType dtype) {
+static Measurement gpt2_row(const std::string& op, const std::string& backend, DType dtype) {
   Measurement m;
   m.workload = "gpt2";
   m.op = op;
-  m.backend = b.name();
+  m.backend = backend;
   m.dtype = std::string(to_string(dtype));
   m.threads = omp_get_max_threads();
   return m;
 }
 
-Measurement Gpt2Runner::base(const std::string& op) const { return gpt2_row(op, *backend_, o_.dtype); }
+Measurement Gpt2Runner::base(const std::string& op) const { return gpt2_row(op, backend_->name(), o_.dtype); }
 
 bool Gpt2Runner::run_steps(OpenRun& run, gpt2::Profiler& prof, std::vector<StepRecord>& steps, std::FILE* out) {
   gpt2::Model& model = *model_;
@@ -428,16 +428,7 @@ Measurement gpt2_op_roof_row(gpt2::Op op, const gpt2::Config& cfg, int B, int T,
   const gpt2::OpInfo& info = gpt2::op_info(op);
   const gpt2::OpCost cost = gpt2::op_cost(op, cfg, B, T, dtype);
   const int n = layer >= 0 ? std::max(1, info.per_layer) : gpt2::op_occurrences(op, cfg);
-  Measurement m;
-  if (b) {
-    m = gpt2_row(info.name, *b, dtype);
-  } else {
-    m.workload = "gpt2";
-    m.op = info.name;
-    m.backend = "host";
-    m.dtype = std::string(to_string(dtype));
-    m.threads = omp_get_max_threads();
-  }
+  Measurement m = gpt2_row(info.name, b ? b->name() : "host", dtype);
   if (*info.pass) m.pass = std::string(info.pass);
   if (layer >= 0) m.layer = layer;
   m.count_per_step = n;
