@@ -12,9 +12,11 @@ std::int64_t monotonic_ns() {
   return std::int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-Timed time_repeated(const TimingOptions& o, const std::function<void(int)>& body) {
+Timed time_repeated(const TimingOptions& o, const std::function<void(int)>& body,
+                    const std::function<void()>& before_timed) {
   int rep = 0;
   for (; rep < o.warmup_reps && !g_interrupted.load(); ++rep) body(rep);
+  if (before_timed && !g_interrupted.load()) before_timed();
   Timed t;
   t.t0_ns = monotonic_ns();
   std::int64_t last = t.t0_ns;

@@ -21,9 +21,13 @@ struct Timed {
   std::int64_t t0_ns = 0, t1_ns = 0;  // CLOCK_MONOTONIC edges of the timed loop (energy window)
 };
 
-// body(rep) runs one repetition; returns early (possibly with no reps) when interrupted.
 // body(rep) runs one repetition; rep counts from 0 over warm-up and timed reps.
-Timed time_repeated(const TimingOptions& o, const std::function<void(int)>& body);
+// Returns early (possibly with no reps) when interrupted. before_timed, when
+// given, runs after the warm-up and before t0 is read, so a window opened
+// there (hardware counters) holds the whole timed loop and its cost is in no
+// repetition.
+Timed time_repeated(const TimingOptions& o, const std::function<void(int)>& body,
+                    const std::function<void()>& before_timed = {});
 std::int64_t monotonic_ns();
 
 // Set by SIGINT/SIGTERM; the repetition loop stops at the next repetition and
