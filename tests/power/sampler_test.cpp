@@ -29,6 +29,16 @@ void package_zone(const FixtureTree& t, std::uint64_t max_uj) {
   t.write("sys/class/powercap/intel-rapl:0/energy_uj", "0\n");
 }
 
+// A running sampler of the tree's powercap zones, reading every 10 ms.
+std::unique_ptr<Sampler> started_sampler(const FixtureTree& t) {
+  Discovery d;
+  probe_powercap(t.root(), d);
+  EXPECT_EQ(d.sources.size(), 1u);
+  auto s = std::make_unique<Sampler>(std::move(d.sources), 0.010);
+  s->start();
+  return s;
+}
+
 }  // namespace
 
 TEST(Sampler, FakeCounterAtKnownPowerWithinOnePercentAcrossWraps) {
@@ -47,11 +57,7 @@ TEST(Sampler, FakeCounterAtKnownPowerWithinOnePercentAcrossWraps) {
     const std::uint64_t max_uj = 20'000'000;  // wraps every second at 20 W
     package_zone(t, max_uj);
     FakeCounter fake(t, "sys/class/powercap/intel-rapl:0/energy_uj", 20.0, max_uj, 19'000'000);
-    Discovery d;
-    probe_powercap(t.root(), d);
-    ASSERT_EQ(d.sources.size(), 1u);
-    auto s = std::make_unique<Sampler>(std::move(d.sources), 0.010);
-    s->start();
+    auto s = started_sampler(t);
     sleep_s(0.1);
     const std::int64_t t0 = Sampler::now_ns();
     sleep_s(2.5);
@@ -159,10 +165,8 @@ TEST(Sampler, ReadFailuresAtAWindowEdgeShowAsAGap) {
     FixtureTree t;
     package_zone(t, 1'000'000'000);
     FakeCounter fake(t, "sys/class/powercap/intel-rapl:0/energy_uj", 10.0, 1'000'000'000, 0);
-    Discovery d;
-    probe_powercap(t.root(), d);
-    Sampler s(std::move(d.sources), 0.010);
-    s.start();
+    const auto sp = started_sampler(t);
+    Sampler& s = *sp;
     sleep_s(0.05);
     const std::int64_t t0 = Sampler::now_ns();
     sleep_s(0.2);
@@ -190,10 +194,8 @@ TEST(Sampler, DrainIsIncrementalAndStopTakesAFinalSample) {
   FixtureTree t;
   package_zone(t, 1'000'000'000);
   FakeCounter fake(t, "sys/class/powercap/intel-rapl:0/energy_uj", 5.0, 1'000'000'000, 0);
-  Discovery d;
-  probe_powercap(t.root(), d);
-  Sampler s(std::move(d.sources), 0.010);
-  s.start();
+  const auto sp = started_sampler(t);
+  Sampler& s = *sp;
   // Drains until at least n samples have come, for up to 5 s: on a loaded
   // machine (ctest -j2) the sampler thread once took only one sample in a
   // fixed 0.1 s, so the test waits for samples rather than for time.
@@ -245,10 +247,8 @@ TEST(Sampler, CounterResetInsideAWindowIsLowConfidence) {
   FixtureTree t;
   package_zone(t, 262143328850ull);
   t.write("sys/class/powercap/intel-rapl:0/energy_uj", std::to_string(262143328850ull / 10 * 9) + "\n");
-  Discovery d;
-  probe_powercap(t.root(), d);
-  Sampler s(std::move(d.sources), 0.010);
-  s.start();
+  const auto sp = started_sampler(t);
+  Sampler& s = *sp;
   sleep_s(0.05);
   const std::int64_t t0 = Sampler::now_ns();
   sleep_s(0.02);
