@@ -66,7 +66,11 @@ std::optional<StoredPeak> stored_peak_from_json(const json& j) {
     p.measured_by = j.value("measured_by", "");
     p.format = j.value("format", 1);
     p.measured_at = j.at("measured_at").get<std::time_t>();
-    for (const auto& c : j.at("by_threads")) p.by_threads.push_back(ceilings_from_json(c));
+    for (const auto& c : j.at("by_threads")) {
+      p.by_threads.push_back(ceilings_from_json(c));
+      // Sets stored before each kept its own time are as old as the file.
+      if (p.by_threads.back().measured_at == 0) p.by_threads.back().measured_at = p.measured_at;
+    }
     return p;
   } catch (const json::exception&) {
     return std::nullopt;
@@ -93,6 +97,11 @@ static std::vector<Ceilings> sets_at(const std::vector<Ceilings>& by_threads, in
   return sets;
 }
 
+bool current_set(const Ceilings& c, std::time_t now, double max_age_s) {
+  const double age = std::difftime(now, c.measured_at);
+  return age >= 0 && age <= max_age_s;
+}
+
 std::optional<HostCeilings> reuse_stored(const std::string& file, const std::string& host, const std::string& cpu,
                                          int threads, std::time_t now, double max_age_s, std::string* why,
                                          const std::vector<double>& trip_ns) {
@@ -112,12 +121,21 @@ std::optional<HostCeilings> reuse_stored(const std::string& file, const std::str
     return no(fmt::format("{} is format {}, without the ceilings of format {} (per stream pattern and cache "
                           "level, the exp rate)",
                           file, p->format, kStoredPeakFormat));
-  const double age = std::difftime(now, p->measured_at);
-  if (age < 0 || age > max_age_s) return no(fmt::format("{} is {:.0f} h old", file, age / 3600));
-  const std::vector<Ceilings> sets = sets_at(p->by_threads, threads);
+  std::vector<Ceilings> sets = sets_at(p->by_threads, threads);
+  if (sets.empty()) return no(file + " has no ceilings for " + std::to_string(threads) + " threads");
+  const auto newest = std::max_element(sets.begin(), sets.end(), [](const Ceilings& a, const Ceilings& b) {
+                        return a.measured_at < b.measured_at;
+                      })->measured_at;
+  sets.erase(std::remove_if(sets.begin(), sets.end(),
+                            [&](const Ceilings& c) { return !current_set(c, now, max_age_s); }),
+             sets.end());
+  if (sets.empty()) {
+    const double age = std::difftime(now, newest);
+    if (age < 0) return no(fmt::format("{} was measured {:.0f} s ahead of this clock", file, -age));
+    return no(fmt::format("{}'s ceilings for {} threads are {:.0f} h old", file, threads, age / 3600));
+  }
   const bool this_placement = std::any_of(
       sets.begin(), sets.end(), [&](const Ceilings& c) { return same_placement(c.core_round_trip_ns, trip_ns); });
-  if (sets.empty()) return no(file + " has no ceilings for " + std::to_string(threads) + " threads");
   if (!this_placement) {
     std::vector<double> probes;
     for (const auto& c : sets) probes.insert(probes.end(), c.core_round_trip_ns.begin(), c.core_round_trip_ns.end());
@@ -126,7 +144,9 @@ std::optional<HostCeilings> reuse_stored(const std::string& file, const std::str
                           "are {:.0f} ns apart now: another placement of the vCPUs, not measured yet",
                           file, threads, *lo, *hi, trip_ns.front()));
   }
-  return HostCeilings{best_of_placements(sets), file, age};
+  Ceilings best = best_of_placements(sets);
+  const double age = std::difftime(now, best.measured_at);
+  return HostCeilings{std::move(best), file, age};
 }
 
 std::vector<Ceilings> merge_by_placement(std::vector<Ceilings> fresh, const std::vector<Ceilings>& old) {
@@ -142,8 +162,9 @@ std::vector<Ceilings> merge_by_placement(std::vector<Ceilings> fresh, const std:
 
 namespace {
 
-// The file's stored peak when it is this machine's, current in format and
-// age at `now`: what a new store keeps beside what it measured.
+// The file's stored peak when it is this machine's and current in format,
+// with only its sets current at `now`: what a new store keeps beside what it
+// measured.
 std::optional<StoredPeak> current_stored(const std::string& file, const std::string& host, const std::string& cpu,
                                          std::time_t now) {
   std::ifstream in(file);
@@ -151,10 +172,12 @@ std::optional<StoredPeak> current_stored(const std::string& file, const std::str
   std::stringstream ss;
   ss << in.rdbuf();
   auto old = stored_peak_from_json(json::parse(ss.str(), nullptr, false));
-  if (old && old->host == host && old->cpu == cpu && old->format >= kStoredPeakFormat &&
-      std::difftime(now, old->measured_at) <= kPeakMaxAgeS)
-    return old;
-  return std::nullopt;
+  if (!old || old->host != host || old->cpu != cpu || old->format < kStoredPeakFormat) return std::nullopt;
+  auto& sets = old->by_threads;
+  sets.erase(std::remove_if(sets.begin(), sets.end(),
+                            [&](const Ceilings& c) { return !current_set(c, now, kPeakMaxAgeS); }),
+             sets.end());
+  return old;
 }
 
 std::string hostname() {
@@ -231,6 +254,7 @@ std::string store_peak_run(const Run& run, const std::string& root, std::string*
     if (auto c = ceilings_from_peak_run(run, t)) {
       c->capacity_bytes = capacities(root, t);
       c->core_round_trip_ns = trips;
+      c->measured_at = p.measured_at;
       p.by_threads.push_back(*c);
     }
   const std::string file = peak_file(peak_dir(), p.host, p.cpu);
@@ -269,6 +293,7 @@ HostCeilings host_ceilings(const std::string& root, const std::string& measured_
   Ceilings c = measure_short(root, threads);
   c.core_round_trip_ns = start_trip_ns;
   for (double t : trip_now(threads)) c.core_round_trip_ns.push_back(t);
+  c.measured_at = now;
   h.from = "measured now (short: " + why + ")";
   if (c.peak_flop_per_s.empty() && !c.dram()) return h;
   h.ceilings = c;

@@ -46,6 +46,10 @@ std::optional<StoredPeak> stored_peak_from_json(const nlohmann::json& j);
 // Writes the file atomically; false (with the reason in *why) when it cannot.
 bool write_stored_peak(const std::string& file, const StoredPeak& p, std::string* why);
 
+// A stored set is current from when it was measured until max_age_s later
+// (a clock that went back makes it not current).
+bool current_set(const Ceilings& c, std::time_t now, double max_age_s);
+
 // The ceilings a store keeps: every fresh entry, and each old one unless a
 // fresh entry has its thread count and could be its placement
 // (same_placement over their core_round_trip_ns). On a virtual machine whose
@@ -65,13 +69,14 @@ std::string store_peak_run(const Run& run, const std::string& root, std::string*
 struct HostCeilings {
   std::optional<Ceilings> ceilings;  // nullopt when neither reuse nor measuring gave any
   std::string from;                  // the file reused, or "measured now (...)"
-  std::optional<double> age_s;       // of the reused file
+  std::optional<double> age_s;       // of the oldest stored set reused
 };
 // The ceilings at `threads` from `file` when it exists, is for this host and
-// CPU, holds that thread count, also in the placement of `trip_ns` (this
-// run's probe of the cores' round trip; empty: any; a set without probes may
-// be any), and is younger than max_age_s at `now`: the best of every
-// placement's (best_of_placements). Else nullopt with the reason in *why.
+// CPU, and holds sets at that thread count current at `now` (current_set),
+// one of them in the placement of `trip_ns` (this run's probe of the cores'
+// round trip; empty: any; a set without probes may be any): the best of the
+// current sets (best_of_placements), aged as the oldest of them. Else
+// nullopt with the reason in *why.
 std::optional<HostCeilings> reuse_stored(const std::string& file, const std::string& host, const std::string& cpu,
                                          int threads, std::time_t now, double max_age_s, std::string* why,
                                          const std::vector<double>& trip_ns = {});

@@ -119,6 +119,7 @@ json to_json(const Ceilings& c) {
   if (c.modelled_energy) j["modelled_energy"] = fit_json(*c.modelled_energy);
   j["exp_per_s"] = c.exp_per_s ? json(*c.exp_per_s) : json(nullptr);
   j["core_round_trip_ns"] = c.core_round_trip_ns;
+  if (c.measured_at > 0) j["measured_at"] = c.measured_at;
   return j;
 }
 
@@ -141,6 +142,8 @@ Ceilings ceilings_from_json(const json& j) {
   if (const auto it = j.find("core_round_trip_ns"); it != j.end() && it->is_array())
     for (const auto& v : *it)
       if (v.is_number() && v.get<double>() > 0) c.core_round_trip_ns.push_back(v.get<double>());
+  if (const auto it = j.find("measured_at"); it != j.end() && it->is_number_integer() && it->get<std::int64_t>() > 0)
+    c.measured_at = std::time_t(it->get<std::int64_t>());
   return c;
 }
 
@@ -166,6 +169,7 @@ Ceilings best_of_placements(const std::vector<Ceilings>& sets) {
     if (c.exp_per_s) best.exp_per_s = std::max(best.exp_per_s.value_or(0.0), *c.exp_per_s);
     best.core_round_trip_ns.insert(best.core_round_trip_ns.end(), c.core_round_trip_ns.begin(),
                                    c.core_round_trip_ns.end());
+    if (c.measured_at > 0 && (best.measured_at == 0 || c.measured_at < best.measured_at)) best.measured_at = c.measured_at;
   }
   return best;
 }

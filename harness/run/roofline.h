@@ -10,6 +10,7 @@
 // 2013) does the same for FLOP/J with a machine's energy per FLOP, energy per
 // DRAM byte and constant power, fitted here from its own measurements.
 #pragma once
+#include <ctime>
 #include <map>
 #include <optional>
 #include <string>
@@ -56,6 +57,11 @@ struct Ceilings {
   // another machine's ceilings. Empty in ceilings stored before it was
   // recorded, and for device models.
   std::vector<double> core_round_trip_ns;
+  // When these ceilings were measured (seconds since the epoch), for a set
+  // kept in the peak file: each placement's set ages on its own, so a set
+  // stays no longer than a week whenever the file is rewritten for another.
+  // The best of several sets is as old as the oldest. 0: not recorded.
+  std::time_t measured_at = 0;
   // A device model's stated energy coefficients (simulated backends); the
   // host's are fitted per run instead (energy_roofline_json).
   std::optional<EnergyFit> modelled_energy;
@@ -83,7 +89,7 @@ inline constexpr double kPlacementRatio = 2.0;
 bool same_placement(const std::vector<double>& a_ns, const std::vector<double>& b_ns);
 // The ceilings of several placements of one machine at one thread count as
 // one set: each peak, stream and the exp rate at the best any placement
-// measured, and every placement's probes. A roof must hold in whichever
+// measured, and every placement's probes; as old as the oldest of them. A roof must hold in whichever
 // placement an op runs: the vCPUs move while a run goes on, and an op can beat
 // its own placement's DRAM stream when part of its data is still in the LLC
 // (softmax_xent backward read 132% of the near placement's dram_update).

@@ -1,6 +1,7 @@
 #include "harness/run/ceilings_store.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -10,6 +11,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "harness/run/context.h"
 
 namespace flopwatt {
 namespace {
@@ -210,6 +213,54 @@ TEST(CeilingsStore, ARunTakesTheBestOfEveryPlacementOnceItsOwnIsMeasured) {
       << "a set without probes may have been measured there";
 }
 
+// Each placement's set ages on its own: a file rewritten yesterday for the
+// near placement does not make the far placement's set, measured eight days
+// ago, current again. A run in the far placement measures; a near run takes
+// the near set alone, at its own age, and the merge of a store drops the
+// expired set. Files from before sets kept their time age as the file.
+TEST(CeilingsStore, EachStoredSetAgesOnItsOwn) {
+  TempDir t;
+  const std::string f = (t.p / "p.json").string();
+  const std::time_t now = 1'800'000'000, day = 24 * 3600;
+  StoredPeak p = stored(now - day);
+  Ceilings near = placed(2, 100e9, {75}), far = placed(2, 140e9, {330});
+  near.measured_at = now - day;
+  far.measured_at = now - 8 * day;
+  p.by_threads = {near, far};
+  std::string why;
+  ASSERT_TRUE(write_stored_peak(f, p, &why)) << why;
+  EXPECT_FALSE(reuse_stored(f, "box", "Test CPU 9000", 2, now, kPeakMaxAgeS, &why, {340}));
+  EXPECT_NE(why.find("another placement"), std::string::npos) << why;
+  const auto r = reuse_stored(f, "box", "Test CPU 9000", 2, now, kPeakMaxAgeS, &why, {80});
+  ASSERT_TRUE(r) << why;
+  EXPECT_EQ(r->ceilings->peak_flop_per_s.at("fp32"), 100e9) << "not the expired far set's 140e9";
+  EXPECT_DOUBLE_EQ(*r->age_s, double(day));
+  EXPECT_EQ(r->ceilings->measured_at, now - day);
+  // Both current: the best of them, as old as the older.
+  far.measured_at = now - 3 * day;
+  p.by_threads = {near, far};
+  ASSERT_TRUE(write_stored_peak(f, p, &why)) << why;
+  const auto both = reuse_stored(f, "box", "Test CPU 9000", 2, now, kPeakMaxAgeS, &why, {80});
+  ASSERT_TRUE(both) << why;
+  EXPECT_EQ(both->ceilings->peak_flop_per_s.at("fp32"), 140e9);
+  EXPECT_DOUBLE_EQ(*both->age_s, double(3 * day));
+  // Every set expired: the reason is the newest one's age.
+  near.measured_at = now - 9 * day;
+  far.measured_at = now - 8 * day;
+  p.by_threads = {near, far};
+  ASSERT_TRUE(write_stored_peak(f, p, &why)) << why;
+  EXPECT_FALSE(reuse_stored(f, "box", "Test CPU 9000", 2, now, kPeakMaxAgeS, &why, {80}));
+  EXPECT_NE(why.find("ceilings for 2 threads are 192 h old"), std::string::npos) << why;
+  // A file whose sets have no time of their own: the file's.
+  nlohmann::json j = to_json(stored(now - 2 * day));
+  for (auto& c : j["by_threads"]) {
+    EXPECT_FALSE(c.contains("measured_at"));
+  }
+  const auto loaded = stored_peak_from_json(j);
+  ASSERT_TRUE(loaded);
+  for (const auto& c : loaded->by_threads) EXPECT_EQ(c.measured_at, now - 2 * day);
+}
+
 TEST(CeilingsStore, SimulatedBackendsBringTheirDeviceModelLabelled) {
   ModelBackend b;
   nlohmann::json ctx;
@@ -299,5 +350,56 @@ TEST(CeilingsStore, HostCeilingsUseTheRunsStartProbe) {
   EXPECT_EQ(again.from.find("measured now"), std::string::npos) << again.from;
   ASSERT_TRUE(again.ceilings);
   EXPECT_EQ(again.ceilings->core_round_trip_ns[0], 100000);
+  fs::remove_all(dir);
+}
+
+// A short measurement stores its set with its own time, beside the other
+// placements' current sets and without the expired ones, though the file
+// itself was written an hour ago.
+TEST(CeilingsStore, AStoreDropsOtherPlacementsExpiredSets) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("flopwatt_peaks_expired_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  ScopedEnv peaks("FLOPWATT_PEAK_DIR", dir.c_str());
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+  const std::string cpu = flopwatt::cpu_model("/");
+  const std::time_t now = std::time(nullptr), day = 24 * 3600;
+  const int threads = omp_get_max_threads();
+  flopwatt::StoredPeak p;
+  p.host = host;
+  p.cpu = cpu;
+  p.measured_by = "run peak";
+  p.measured_at = now - 3600;
+  flopwatt::Ceilings current, expired;
+  for (flopwatt::Ceilings* c : {&current, &expired}) {
+    c->label = "cpu";
+    c->threads = threads;
+    c->peak_flop_per_s["fp32"] = 1e9;
+    c->memory.push_back({"dram_read", 1e9});
+  }
+  current.core_round_trip_ns = {3000};
+  current.measured_at = now - 3600;
+  expired.core_round_trip_ns = {30000};
+  expired.measured_at = now - 8 * day;
+  p.by_threads = {current, expired};
+  const std::string file = flopwatt::peak_file(dir.string(), host, cpu);
+  std::string why;
+  ASSERT_TRUE(flopwatt::write_stored_peak(file, p, &why)) << why;
+  // No probe reads 300 us: a placement the file has no set for.
+  const flopwatt::HostCeilings h = flopwatt::host_ceilings("/", "test", {300000});
+  ASSERT_TRUE(h.ceilings) << h.from;
+  EXPECT_NE(h.from.find("measured now"), std::string::npos) << h.from;
+  // The run's roof is the best of its set and the current stored one, as old as the older.
+  EXPECT_EQ(h.ceilings->measured_at, now - 3600);
+  std::ifstream in(file);
+  const auto kept = flopwatt::stored_peak_from_json(nlohmann::json::parse(in, nullptr, false));
+  ASSERT_TRUE(kept);
+  std::vector<double> first_probes;
+  for (const auto& c : kept->by_threads) first_probes.push_back(c.core_round_trip_ns.at(0));
+  EXPECT_EQ(first_probes, (std::vector<double>{300000, 3000})) << "the 8-day-old set at 30 us is dropped";
+  EXPECT_GE(kept->by_threads[0].measured_at, now);
+  EXPECT_EQ(kept->by_threads[1].measured_at, now - 3600);
   fs::remove_all(dir);
 }
