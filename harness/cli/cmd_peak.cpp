@@ -85,11 +85,13 @@ void register_run_peak(CLI::App& run, CliState& st) {
         }
     // cpu::measure_peak does not watch g_interrupted: the table is always whole.
     // Kept where `run gemm` and `run gpt2` look for this machine's ceilings.
-    std::string why;
-    if (const std::string file = store_peak_run(r.session->run(), common->power.sysfs_root, &why); !file.empty())
+    std::string why, note;
+    if (const std::string file = store_peak_run(r.session->run(), common->power.sysfs_root, &why, &note);
+        !file.empty()) {
       fmt::print("\nceilings stored in {} (run gemm and run gpt2 reuse them for {:.0f} days)\n", file,
                  kPeakMaxAgeS / 86400);
-    else
+      if (!note.empty()) fmt::print("{}\n", note);
+    } else
       fmt::print(stderr, "warning: ceilings not stored: {}\n", why);
     st.exit_code = end_run(r, true, stdout, RunEnding::kReportPath);
   });

@@ -154,7 +154,9 @@ std::vector<Ceilings> merge_by_placement(std::vector<Ceilings> fresh, const std:
   for (const auto& o : old) {
     bool replaced = false;
     for (std::size_t i = 0; i < n && !replaced; ++i)
-      replaced = fresh[i].threads == o.threads && same_placement(fresh[i].core_round_trip_ns, o.core_round_trip_ns);
+      replaced = fresh[i].threads == o.threads &&
+                 (o.core_round_trip_ns.empty() || (one_placement(fresh[i].core_round_trip_ns) &&
+                                                   same_placement(fresh[i].core_round_trip_ns, o.core_round_trip_ns)));
     if (!replaced) fresh.push_back(o);
   }
   return fresh;
@@ -239,7 +241,15 @@ std::vector<double> start_trip(const json& run_context) {
   return {};
 }
 
-std::string store_peak_run(const Run& run, const std::string& root, std::string* why) {
+std::string moved_note(const std::vector<double>& probes_ns) {
+  if (one_placement(probes_ns)) return "";
+  return fmt::format("note: the cores were {:.0f} ns apart when the measurement started and {:.0f} ns when it "
+                     "ended: the vCPUs moved while it ran, so these ceilings are stored beside each placement's own "
+                     "and replace neither; run `flopwatt run peak` again for a set of one placement",
+                     probes_ns.front(), probes_ns.back());
+}
+
+std::string store_peak_run(const Run& run, const std::string& root, std::string* why, std::string* note) {
   StoredPeak p;
   p.host = hostname();
   p.cpu = cpu_model(root);
@@ -250,6 +260,7 @@ std::string store_peak_run(const Run& run, const std::string& root, std::string*
   // The run's context has the probe from before the measurement; this one is after it.
   std::vector<double> trips = start_trip(run.context);
   if (const auto end = cpu::core_round_trip_ns(omp_get_max_threads())) trips.push_back(*end);
+  if (note) *note = moved_note(trips);
   for (int t = 1; t <= omp_get_max_threads(); ++t)
     if (auto c = ceilings_from_peak_run(run, t)) {
       c->capacity_bytes = capacities(root, t);

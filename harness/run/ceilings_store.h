@@ -54,17 +54,27 @@ bool current_set(const Ceilings& c, std::time_t now, double max_age_s);
 // fresh entry has its thread count and could be its placement
 // (same_placement over their core_round_trip_ns). On a virtual machine whose
 // vCPUs move between placements, each placement keeps the ceilings last
-// measured in it; entries without probes are replaced by any fresh one.
+// measured in it; entries without probes are replaced by any fresh one. A
+// fresh entry measured while the vCPUs moved (its probes in two placements,
+// one_placement) replaces only entries without probes: its streams were
+// measured in either placement, and replacing a placement's own set with it
+// could lower that placement's roofs.
 std::vector<Ceilings> merge_by_placement(std::vector<Ceilings> fresh, const std::vector<Ceilings>& old);
 
 // The probe of the cores' round trip a run's context took when it opened
 // (collect_context), as a set of probes: empty when that probe did not finish.
 std::vector<double> start_trip(const nlohmann::json& run_context);
 
+// What a measurement's probes of the cores' round trip (first at its start,
+// last at its end) say when they lie in two placements (one_placement): that
+// the vCPUs moved while it ran and what a store does with it; "" otherwise.
+std::string moved_note(const std::vector<double>& probes_ns);
+
 // Stores what a `run peak` run measured, for every thread count it has, in
 // this machine's file under peak_dir(), beside what the file held for other
 // placements (merge_by_placement). Returns the file, or "" with the reason in *why.
-std::string store_peak_run(const Run& run, const std::string& root, std::string* why);
+// *note, when given, is moved_note of the run's start and end probes.
+std::string store_peak_run(const Run& run, const std::string& root, std::string* why, std::string* note = nullptr);
 
 struct HostCeilings {
   std::optional<Ceilings> ceilings;  // nullopt when neither reuse nor measuring gave any

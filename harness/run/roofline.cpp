@@ -155,6 +155,12 @@ bool same_placement(const std::vector<double>& a_ns, const std::vector<double>& 
   return false;
 }
 
+bool one_placement(const std::vector<double>& probes_ns) {
+  if (probes_ns.empty()) return true;
+  const auto [lo, hi] = std::minmax_element(probes_ns.begin(), probes_ns.end());
+  return *hi <= kPlacementRatio * *lo;
+}
+
 Ceilings best_of_placements(const std::vector<Ceilings>& sets) {
   if (sets.empty()) return {};
   Ceilings best = sets.front();

@@ -87,6 +87,9 @@ inline constexpr double kPlacementRatio = 2.0;
 // empty (unknown), or some probe of one is within kPlacementRatio of some
 // probe of the other.
 bool same_placement(const std::vector<double>& a_ns, const std::vector<double>& b_ns);
+// Whether one measurement's probes all lie in one placement (every two within
+// kPlacementRatio; none or one probe: yes). No when the vCPUs moved while it ran.
+bool one_placement(const std::vector<double>& probes_ns);
 // The ceilings of several placements of one machine at one thread count as
 // one set: each peak, stream and the exp rate at the best any placement
 // measured, and every placement's probes; as old as the oldest of them. A roof must hold in whichever

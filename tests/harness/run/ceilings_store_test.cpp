@@ -170,8 +170,26 @@ TEST(CeilingsStore, EachPlacementKeepsTheCeilingsLastMeasuredInIt) {
   std::vector<double> peaks;
   for (const auto& c : merged) peaks.push_back(c.peak_flop_per_s.at("fp32"));
   EXPECT_EQ(peaks, (std::vector<double>{120e9, 50e9, 100e9})) << "the near 2-thread and unprobed ones replaced";
-  // Measured while the placement changed: it replaces both placements' entries.
-  EXPECT_EQ(merge_by_placement({placed(2, 120e9, {81, 330})}, old).size(), 2u);
+  // Measured while the placement changed: it replaces neither placement's
+  // own entry (a far DRAM stream measured in the near placement would lower
+  // the far roofs), only the unprobed one; the next set of one placement
+  // replaces it.
+  const auto moved = merge_by_placement({placed(2, 120e9, {81, 330})}, old);
+  peaks.clear();
+  for (const auto& c : moved) peaks.push_back(c.peak_flop_per_s.at("fp32"));
+  EXPECT_EQ(peaks, (std::vector<double>{120e9, 50e9, 100e9, 90e9}));
+  EXPECT_EQ(merge_by_placement({placed(2, 110e9, {330})}, moved).size(), 3u) << "the moved set and the far one";
+  EXPECT_TRUE(one_placement({81, 88, 150}));
+  EXPECT_FALSE(one_placement({81, 330}));
+  EXPECT_TRUE(one_placement({}));
+  // `run peak` says so (its end probe against the one its run opened with).
+  const std::string note = moved_note({81, 330});
+  EXPECT_NE(note.find("the cores were 81 ns apart when the measurement started and 330 ns when it ended"),
+            std::string::npos)
+      << note;
+  EXPECT_NE(note.find("replace neither"), std::string::npos) << note;
+  EXPECT_EQ(moved_note({81, 88}), "");
+  EXPECT_EQ(moved_note({81}), "");
   // Without probes (one thread, or a probe that could not finish): any entry of its thread count.
   EXPECT_EQ(merge_by_placement({placed(2, 120e9, {})}, old).size(), 2u);
 }
