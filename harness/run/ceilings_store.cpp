@@ -97,9 +97,15 @@ static std::vector<Ceilings> sets_at(const std::vector<Ceilings>& by_threads, in
   return sets;
 }
 
-bool current_set(const Ceilings& c, std::time_t now, double max_age_s) {
-  const double age = std::difftime(now, c.measured_at);
-  return age >= 0 && age <= max_age_s;
+// Keeps the sets current at `now`: measured at most max_age_s before it (a
+// clock that went back makes a set not current).
+static void drop_expired(std::vector<Ceilings>& sets, std::time_t now, double max_age_s) {
+  sets.erase(std::remove_if(sets.begin(), sets.end(),
+                            [&](const Ceilings& c) {
+                              const double age = std::difftime(now, c.measured_at);
+                              return age < 0 || age > max_age_s;
+                            }),
+             sets.end());
 }
 
 std::optional<HostCeilings> reuse_stored(const std::string& file, const std::string& host, const std::string& cpu,
@@ -126,9 +132,7 @@ std::optional<HostCeilings> reuse_stored(const std::string& file, const std::str
   const auto newest = std::max_element(sets.begin(), sets.end(), [](const Ceilings& a, const Ceilings& b) {
                         return a.measured_at < b.measured_at;
                       })->measured_at;
-  sets.erase(std::remove_if(sets.begin(), sets.end(),
-                            [&](const Ceilings& c) { return !current_set(c, now, max_age_s); }),
-             sets.end());
+  drop_expired(sets, now, max_age_s);
   if (sets.empty()) {
     const double age = std::difftime(now, newest);
     if (age < 0) return no(fmt::format("{} was measured {:.0f} s ahead of this clock", file, -age));
@@ -175,10 +179,7 @@ std::optional<StoredPeak> current_stored(const std::string& file, const std::str
   ss << in.rdbuf();
   auto old = stored_peak_from_json(json::parse(ss.str(), nullptr, false));
   if (!old || old->host != host || old->cpu != cpu || old->format < kStoredPeakFormat) return std::nullopt;
-  auto& sets = old->by_threads;
-  sets.erase(std::remove_if(sets.begin(), sets.end(),
-                            [&](const Ceilings& c) { return !current_set(c, now, kPeakMaxAgeS); }),
-             sets.end());
+  drop_expired(old->by_threads, now, kPeakMaxAgeS);
   return old;
 }
 

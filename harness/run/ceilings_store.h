@@ -46,10 +46,6 @@ std::optional<StoredPeak> stored_peak_from_json(const nlohmann::json& j);
 // Writes the file atomically; false (with the reason in *why) when it cannot.
 bool write_stored_peak(const std::string& file, const StoredPeak& p, std::string* why);
 
-// A stored set is current from when it was measured until max_age_s later
-// (a clock that went back makes it not current).
-bool current_set(const Ceilings& c, std::time_t now, double max_age_s);
-
 // The ceilings a store keeps: every fresh entry, and each old one unless a
 // fresh entry has its thread count and could be its placement
 // (same_placement over their core_round_trip_ns). On a virtual machine whose
@@ -82,7 +78,7 @@ struct HostCeilings {
   std::optional<double> age_s;       // of the oldest stored set reused
 };
 // The ceilings at `threads` from `file` when it exists, is for this host and
-// CPU, and holds sets at that thread count current at `now` (current_set),
+// CPU, and holds sets at that thread count measured within max_age_s of `now`,
 // one of them in the placement of `trip_ns` (this run's probe of the cores'
 // round trip; empty: any; a set without probes may be any): the best of the
 // current sets (best_of_placements), aged as the oldest of them. Else

@@ -58,6 +58,7 @@ TEST(Sampler, FakeCounterAtKnownPowerWithinOnePercentAcrossWraps) {
     package_zone(t, max_uj);
     FakeCounter fake(t, "sys/class/powercap/intel-rapl:0/energy_uj", 20.0, max_uj, 19'000'000);
     auto s = started_sampler(t);
+    ASSERT_TRUE(s->running()) << "no powercap source found";
     sleep_s(0.1);
     const std::int64_t t0 = Sampler::now_ns();
     sleep_s(2.5);
