@@ -9,7 +9,8 @@ What "uses" means here, all read from the build tree and the sources:
     package config directories, tools);
   - every system header an object file was compiled from (the compiler's *.o.d files);
   - every absolute path on a link line (link.txt);
-  - every program the build, tests and scripts run (TOOLS below);
+  - every program the build, tests and scripts run (TOOLS below), and every program those
+    tools start on their behalf, read from the tools' own sources (TOOL_CALLS below);
   - every Python module the scripts and tests import, located with /usr/bin/python3.
 
 usage: check_packages.py BUILD_DIR [--packages FILE] [--drop PKG]... [--each]
@@ -37,6 +38,16 @@ TOOLS = ["cmake", "ctest", "make", "pkg-config", "git", "bash", "sh", "umockdev-
          "/usr/lib/postgresql/15/bin/initdb", "/usr/lib/postgresql/15/bin/pg_ctl",
          "/usr/lib/postgresql/15/bin/postgres", "dpkg-shlibdeps", "readelf"]
 RUNTIME_FILES = ["/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a"]
+
+# Programs that the tools above start on the tests' behalf, read from the tools' own sources so that
+# a program a tool starts is seen without anyone listing it: tests/api's Debian-package test runs
+# `cpack -G DEB`, whose CPackDeb module finds `file` and dpkg-shlibdeps, which runs objdump.
+# (tool, glob of the file that holds its calls, pattern whose group 1 is a program it runs)
+TOOL_CALLS = [
+    ("cpack -G DEB", "/usr/share/cmake-*/Modules/Internal/CPack/CPackDeb.cmake",
+     r"find_program\(\s*\w+\s+(?:NAMES\s+)?([A-Za-z0-9_.+-]+)"),
+    ("dpkg-shlibdeps", "/usr/share/perl5/Dpkg/Shlibs/Objdump.pm", r"return '([a-z][a-z0-9-]*)';"),
+]
 
 # Scripts that are run by hand and never by the tests, with what they need.
 HAND_ONLY = {
@@ -89,6 +100,15 @@ def used_files(build):
             used.setdefault("missing-program:" + tool, "run by the build or the tests")
         else:
             add(path, "program")
+    for prog, why in programs_run_by_tools().items():
+        if prog.startswith("missing-program:"):
+            used.setdefault(prog, why)
+            continue
+        path = run(["sh", "-c", "command -v " + prog]).stdout.strip()
+        if not path or not os.path.exists(path):
+            used.setdefault("missing-program:" + prog, why)
+        else:
+            add(path, why)
     for pattern in RUNTIME_FILES:
         found = glob.glob(pattern)
         if not found:
@@ -101,6 +121,20 @@ def used_files(build):
         else:
             add(path, why)
     return used
+
+
+def programs_run_by_tools():
+    """Each program a tool of TOOL_CALLS starts, mapped to which tool and file say so."""
+    progs = {}
+    for tool, pattern, call in TOOL_CALLS:
+        files = sorted(glob.glob(pattern))
+        if not files:
+            progs.setdefault("missing-program:" + pattern, "the source of " + tool)
+        for path in files:
+            with open(path, errors="replace") as f:
+                for m in re.finditer(call, f.read()):
+                    progs.setdefault(m.group(1), f"run by {tool} ({path})")
+    return progs
 
 
 def python_modules():
