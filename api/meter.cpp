@@ -9,6 +9,7 @@
 #include "harness/run/energy.h"
 #include "harness/run/run_options.h"
 #include "harness/run/run_setup.h"
+#include "power/external_log.h"
 #include "power/power_state.h"
 #include "power/supply_track.h"
 #include "window_result.h"
@@ -37,6 +38,7 @@ struct Meter::Impl {
   std::int64_t history_ns = 0;    // 0: keep every sample
   std::int64_t last_prune_ns = 0;  // guarded by mu
   std::int64_t forgotten_ns = 0;   // guarded by mu: samples before it are gone
+  std::optional<std::string> last_headline;  // guarded by mu: the last judged window's
 
   // Drops samples older than the history, but never an open window's, at
   // most four times per history length (an erase from the front is linear).
@@ -72,6 +74,12 @@ Meter::Meter(const MeterOptions& o) : impl_(std::make_unique<Impl>()) {
   impl_->history_ns = std::int64_t(std::max(0.0, o.history_s) * 1e9);
   impl_->root = resolve_sysfs_root(o.sysfs_root);
   impl_->energy = std::make_unique<EnergyMeter>(p);
+  // A power log the user named and discovery could not open or parse is bad input, as for the
+  // command's --power-log: an error here, never a meter that silently has no such source.
+  if (!o.power_log.empty())
+    for (const auto& s : impl_->energy->status())
+      if (s.id == power::external_source_id(o.power_log) && !s.available)
+        throw std::runtime_error("MeterOptions::power_log " + s.reason + (s.fix.empty() ? "" : "; fix: " + s.fix));
   impl_->domains = source_domains(*impl_->energy);
   if (power::read_power_state(impl_->root)) {
     impl_->supply = std::make_unique<power::SupplyMonitor>(impl_->root, kSupplyPollS);
@@ -96,7 +104,10 @@ std::vector<SourceInfo> Meter::sources() const {
   return v;
 }
 
-std::optional<std::string> Meter::headline_source() const { return impl_->energy->headline_source(); }
+std::optional<std::string> Meter::headline_source() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->last_headline;
+}
 
 Meter::Window Meter::begin(const std::string& name) {
   const std::int64_t t0 = EnergyMeter::now_ns();
@@ -141,6 +152,10 @@ WindowResult Meter::result(const Closed& c) {
                                            "were dropped; judge it sooner or raise history_s")
                        : window_result(*impl_->energy, impl_->supply.get(), impl_->domains, span);
   r.name = c.name;
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->last_headline = r.headline;
+  }
   return r;
 }
 

@@ -6,7 +6,7 @@
 A run directory (run.json, samples.csv) gives:
   power_trace   every power source over time; each measurement's window shaded
   throughput    FLOP/s per op and backend (median, whiskers p10..p90 of the repetitions)
-  efficiency    FLOP/J per op and backend from the run's headline source
+  efficiency    FLOP/J per op and backend, each row from its own judged headline source
   roofline      FLOP/s against arithmetic intensity (log-log): this machine's
                 compute and memory ceilings as lines, each op a point per backend,
                 and each op that evaluates exps a short bar at its exp cap
@@ -49,10 +49,6 @@ SIZES = {  # name: (width, height) in pixels at DPI
 GRAD_ORDER_LAYERS = ["qkv", "attproj", "fc", "fcproj", "lm_head"]
 DPI = 100
 MAX_TRACE_POINTS = 1500  # per source; longer traces are averaged into bins (keeps SVGs small)
-
-# The same order as flopwatt's headline choice: wider domains first.
-DOMAIN_ORDER = ["wall", "battery", "psys", "package", "npu", "core", "uncore", "dram"]
-
 
 class InputError(Exception):
     pass
@@ -103,25 +99,13 @@ def source_domains(run):
 
 
 def pick_source(run, m):
-    """The source a row's FLOP/J is read from: the headline source, else the widest with figures.
-    On mains (context.ac_online) a battery gauge reads the charging current, so battery sources are skipped."""
-    dom = source_domains(run)
-    on_mains = run.get("context", {}).get("ac_online") is True
-
-    def is_battery(k):
-        return dom.get(k, "battery" if k.startswith("battery") else "") == "battery"
-
-    e = m.get("energy") or {}
-    usable = [k for k, v in e.items() if v.get("flop_per_j") and not (on_mains and is_battery(k))]
-    h = run.get("headline_source")
-    if h in usable:
-        return h
-
-    def rank(k):
-        d = dom.get(k, "npu" if k.startswith("npu-model:") else "")
-        return DOMAIN_ORDER.index(d) if d in DOMAIN_ORDER else 100
-
-    return min(usable, key=rank) if usable else None
+    """The source a row's FLOP/J is read from: the row's own headline, as flopwatt judged its window
+    (run.json's measurements[].headline_source), and only while that figure has FLOP/J. No order of
+    its own: a row without a judged headline (refused everywhere, or a run written before rows
+    recorded theirs) has no FLOP/J here, as in `flopwatt report`."""
+    h = m.get("headline_source")
+    e = (m.get("energy") or {}).get(h) if h else None
+    return h if e and e.get("flop_per_j") else None
 
 
 def backend_colors(backends):

@@ -9,6 +9,8 @@
 // The `with` block's exit only closes the window (a clock read: a training
 // loop never waits for the sampler); its figures are judged the first time
 // one is read, with the GIL released while the meter waits for its samples.
+#include <cstdio>
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -100,7 +102,27 @@ PYBIND11_MODULE(flopwatt, mod) {
       .def_property_readonly("headline_why", [](PyWindow& w) { return w.done().headline_why; })
       .def_property_readonly("supply", [](PyWindow& w) { return w.done().supply; })
       .def_property_readonly("notes", [](PyWindow& w) { return w.done().notes; })
-      .def_property_readonly("sources", [](PyWindow& w) { return w.done().sources; });
+      .def_property_readonly("sources", [](PyWindow& w) { return w.done().sources; })
+      .def("__repr__", [](PyWindow& w) {
+        // Says what state the window is in, and its figures once judged (judging it if it closed).
+        if (w.open) return "<flopwatt.Window '" + w.name + "' open>";
+        if (!w.closed) return "<flopwatt.Window '" + w.name + "' not entered>";
+        const WindowResult& r = w.done();
+        char buf[160];
+        std::string text = "<flopwatt.Window '" + w.name + "' ";
+        std::snprintf(buf, sizeof buf, "%.4g s", r.duration_s);
+        text += buf;
+        if (r.flop_per_s) std::snprintf(buf, sizeof buf, ", %.4g GFLOP/s", *r.flop_per_s * 1e-9), text += buf;
+        if (r.energy_j) {
+          std::snprintf(buf, sizeof buf, ", %.4g J, %.4g W", *r.energy_j, r.avg_power_w.value_or(0));
+          text += buf;
+          if (r.flop_per_j) std::snprintf(buf, sizeof buf, ", %.4g GFLOP/J", *r.flop_per_j * 1e-9), text += buf;
+          text += " from " + *r.headline;
+        } else {
+          text += ", no energy: " + r.headline_why;
+        }
+        return text + ">";
+      });
 
   py::class_<Meter, std::shared_ptr<Meter>>(mod, "Meter")
       .def(py::init([](const std::string& power, const std::string& sysfs_root, const std::string& power_log,
@@ -119,6 +141,13 @@ PYBIND11_MODULE(flopwatt, mod) {
       .def_property_readonly("active", &Meter::active)
       .def_property_readonly("sources", &Meter::sources)
       .def_property_readonly("headline_source", &Meter::headline_source)
+      .def("__repr__", [](const Meter& m) {
+        std::string avail;
+        for (const auto& s : m.sources())
+          if (s.available) avail += (avail.empty() ? "" : ", ") + s.id;
+        return "<flopwatt.Meter " + (avail.empty() ? std::string("no power source (time only)") : "sampling " + avail) +
+               ">";
+      })
       .def(
           "window",
           [](std::shared_ptr<Meter> m, const std::string& name, double flop) {

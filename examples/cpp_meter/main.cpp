@@ -32,8 +32,8 @@ int main(int argc, char** argv) {
   }
   try {
     flopwatt::Meter meter(o);
-    std::printf("flopwatt %s, headline source: %s\n", flopwatt::version(),
-                meter.headline_source() ? meter.headline_source()->c_str() : "none");
+    // Each window names its own headline source (print shows it); there is none before a window.
+    std::printf("flopwatt %s, %s\n", flopwatt::version(), meter.active() ? "sampling" : "no power source");
     auto outer = meter.begin("outer");
     auto inner = meter.begin("inner");
     volatile double sink = work(0.4);

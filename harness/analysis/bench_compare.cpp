@@ -9,8 +9,10 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
+#include "flopwatt/meter.h"
 #include "harness/output/text.h"
 #include "harness/run/statistics.h"
 #include "workloads/error.h"
@@ -144,9 +146,22 @@ BenchComparison compare_bench(const BenchFile& fa, const BenchFile& fb, double a
     row.name = name;
     row.reps_a = ra.size();
     row.reps_b = rb.size();
+    // Each loop's label names its own energy source (flopwatt/meter.h's label format): energy
+    // compares only where every repetition of both sides names one and the same source.
+    std::set<std::string> sources_a, sources_b;
     for (const auto* side : {&ra, &rb})
-      for (const json* r : *side)
-        if (r->value("label", std::string()).rfind("energy low-confidence", 0) == 0) row.low_confidence_energy = true;
+      for (const json* r : *side) {
+        const std::string label = r->value("label", std::string());
+        if (label.find(kLabelLow) != std::string::npos) row.low_confidence_energy = true;
+        if (const auto src = label_source(label)) (side == &ra ? sources_a : sources_b).insert(*src);
+      }
+    const bool one_source = sources_a == sources_b && sources_a.size() <= 1;
+    if (!one_source) {
+      row.energy_note = fmt::format("energy from different sources (A: {}, B: {}): no energy compared",
+                                    sources_a.empty() ? "none" : join(std::vector<std::string>(sources_a.begin(), sources_a.end()), ", "),
+                                    sources_b.empty() ? "none" : join(std::vector<std::string>(sources_b.begin(), sources_b.end()), ", "));
+      c.notes.push_back(row.name + ": " + row.energy_note);
+    }
 
     // Metric names present in every repetition of both sides, times first.
     std::vector<MetricComparison> ms;
@@ -157,7 +172,7 @@ BenchComparison compare_bench(const BenchFile& fa, const BenchFile& fb, double a
       ms.push_back(m);
     }
     for (const auto& [key, v] : ra.front()->items())
-      if (const CounterKind* k = counter_kind(key); k && v.is_number()) {
+      if (const CounterKind* k = counter_kind(key); k && v.is_number() && (one_source || !k->energy)) {
         MetricComparison m;
         m.metric = key;
         m.unit = k->unit;
@@ -278,6 +293,7 @@ json bench_comparison_json(const BenchComparison& c) {
                     {"reps_b", r.reps_b},
                     {"low_confidence_energy", r.low_confidence_energy},
                     {"warning", r.warning.empty() ? json(nullptr) : json(r.warning)},
+                    {"energy_note", r.energy_note.empty() ? json(nullptr) : json(r.energy_note)},
                     {"metrics", ms}});
   }
   return {{"kind", "flopwatt_bench comparison"},

@@ -48,6 +48,7 @@ struct BenchRow {
   std::size_t reps_a = 0, reps_b = 0;
   bool low_confidence_energy = false;  // a repetition's label says its energy window was low confidence
   std::string warning;                 // too few repetitions for the U test, or for a reliable one
+  std::string energy_note;             // why energy is not compared (the loops name different sources)
   std::vector<MetricComparison> metrics;
 };
 

@@ -1,5 +1,7 @@
 #include "harness/analysis/campaign_runner.h"
 
+#include "harness/output/data_home.h"
+
 #include <fmt/core.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -314,7 +316,7 @@ int run_mains_vs_battery(const CampaignOptions& a) {
     throw InputError(where, "no battery under sys/class/power_supply: there is no battery phase to run",
                      "run the campaign on a laptop");
 
-  const std::string out = a.common.out.empty() ? "results/runs/campaign-" + make_run_id() : a.common.out;
+  const std::string out = a.common.out.empty() ? default_run_dir("campaign-" + make_run_id()) : a.common.out;
   c.rec.dir = out;
   c.rec.out = std::make_unique<OutputDir>(out, "--out");
   if (c.rec.out->holds_any({"campaign.json", "run.json"}))

@@ -228,7 +228,7 @@ std::vector<LoadedRun> load_runs(const std::string& dir) {
     if (out.empty()) throw InputError(cpath, "the campaign has no finished run", "re-run the campaign");
     return out;
   }
-  // A folder of run dirs (results/runs/): every direct subdirectory that is a run or a campaign.
+  // A folder of run dirs (the data directory's runs/): every direct subdirectory that is a run or a campaign.
   std::vector<fs::path> subs;
   for (const auto& e : fs::directory_iterator(d, ec))
     if (e.is_directory(ec) && (entry_exists(e.path() / "run.json") || entry_exists(e.path() / "campaign.json")))
@@ -313,7 +313,10 @@ json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
                   {"dir", r.dir},
                   {"run_id", r.run.run_id},
                   {"complete", r.run.complete},
-                  {"headline_source", json_or_null(r.run.headline_source)},
+                  {"headline_source", [&] {
+                     const std::string v = run_headline(r.run).json_value();
+                     return v.empty() ? json(nullptr) : json(v);
+                   }()},
                   {"cpu", c.value("cpu", json(nullptr))},
                   {"kernel", c.value("kernel", json(nullptr))},
                   {"threads", c.value("threads", json(nullptr))},
@@ -546,6 +549,31 @@ void md_single_table(std::ostringstream& os, const Run& run, const std::vector<R
   }
 }
 
+// Programs run under `flopwatt measure`: their time and energy whether or not --flop gave them a
+// FLOP count (rows without one have no FLOP/s and are in no comparison table), with the program's
+// fate when the run is incomplete.
+void md_measured_programs(std::ostringstream& os, const std::vector<LoadedRun>& runs) {
+  bool header = false;
+  for (const auto& r : runs)
+    for (const auto& m : r.run.measurements) {
+      if (m.workload != "measure" || m.skipped) continue;
+      if (!header) {
+        os << "\n## measured programs\n\n| run | program | runs | time (median) | J | W | GFLOP/s | GFLOP/J | source | "
+              "complete |\n|---|---|---|---|---|---|---|---|---|---|\n";
+        header = true;
+      }
+      const auto src = headline_of(r.run, m).source;
+      const EnergyFigures* e = src && m.energy.count(*src) ? &m.energy.at(*src) : nullptr;
+      const auto v = fpj(m, src);
+      os << fmt::format("| {} | {} | {} | {} s | {} | {} | {} | {} | {} | {} |\n", md_escape(r.label), md_escape(m.op),
+                        m.reps, g3(m.time_s.median), e ? g3(e->j) : "-", e ? g3(e->avg_power_w) : "-",
+                        m.flop_per_s > 0 ? giga(m.flop_per_s) : "-", v ? giga(*v) : "-",
+                        src ? md_escape(*src) : "-",
+                        r.run.complete ? std::string("yes")
+                                       : "**no**: " + md_escape(context_text(r.run.context, "incomplete_reason")));
+    }
+}
+
 }  // namespace
 
 std::string report_markdown(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
@@ -584,7 +612,12 @@ std::string report_markdown(const std::vector<LoadedRun>& runs, const ReportOpti
     os << "\n\\* FLOP/J ratio from a source both runs measured (" << list
        << "), not the columns' own sources (a battery gauge does not measure the machine on mains).\n";
   }
-  if (rows.empty()) os << "\nNo comparable measurements.\n";
+  md_measured_programs(os, runs);
+  const bool programs = std::any_of(runs.begin(), runs.end(), [](const LoadedRun& r) {
+    return std::any_of(r.run.measurements.begin(), r.run.measurements.end(),
+                       [](const Measurement& m) { return m.workload == "measure" && !m.skipped; });
+  });
+  if (rows.empty() && !programs) os << "\nNo comparable measurements.\n";
   os << grad_order_markdown(runs);
   return os.str();
 }

@@ -19,13 +19,15 @@ double EnergyWindow::stop(benchmark::State& st, double flop_per_iter) {
   constexpr double kMaxIterations = 1e9;  // Google Benchmark reports a loop this long whatever its time
   const bool reported = seconds >= o_.skip_below_s || iters >= kMaxIterations;
   if (!meter_ || !meter_->active() || iters <= 0 || !reported) {
-    set_counters(st, WindowResult{}, flop_per_iter);
+    WindowResult timing;  // no energy: FLOP/s over the loop's wall time all the same
+    timing.duration_s = seconds;
+    set_counters(st, timing, flop_per_iter);
     return seconds;
   }
   // The loop's window judged by the one rule, as `run` judges its rows and
   // the public Meter its windows; the counters as a user's suite gets them.
   const WindowResult r = window_result(*meter_, o_.supply, domains_, {t0_, t1, flop_per_iter * iters, true});
-  set_counters(st, r, flop_per_iter, meter_->headline_source(), o_.all_sources);
+  set_counters(st, r, flop_per_iter, o_.all_sources);
   return seconds;
 }
 
@@ -37,7 +39,7 @@ void EnergyWindow::set_modelled(benchmark::State& st, double flop_per_iter, doub
   st.counters[kJPerIter] = Counter(joules / iters);
   if (seconds > 0) st.counters[kWatts] = Counter(joules / seconds);
   st.counters[kFlopPerJ] = Counter(flop_per_iter * iters / joules);
-  st.SetLabel("simulated: time and energy modelled (" + source + ")");
+  st.SetLabel(kLabelSource + source + "; simulated: time and energy modelled");
 }
 
 }  // namespace flopwatt::gbench

@@ -305,13 +305,14 @@ int bench_main(int argc, char** argv) {
   benchmark::AddCustomContext("flopwatt_threads", std::to_string(omp_get_max_threads()));
   benchmark::AddCustomContext("flopwatt_dtype", a.dtype);
   benchmark::AddCustomContext("flopwatt_sysfs_root", a.power.sysfs_root);
-  const auto headline = meter.headline_source();
   std::vector<std::string> avail, missing;
   for (const auto& s : meter.source_infos()) {
     if (s.available) avail.push_back(s.id + " (" + s.domain + ", " + s.kind + ")");
     else missing.push_back(s.id + ": " + s.reason.value_or("unavailable"));
   }
-  benchmark::AddCustomContext("flopwatt_power_headline", headline ? *headline : "none");
+  // No suite-wide source: each loop is judged on its own and its label names its source.
+  benchmark::AddCustomContext("flopwatt_power_headline",
+                              meter.active() ? "per loop: each row's label names its own judged source" : "none");
   benchmark::AddCustomContext(
       "flopwatt_supply",
       supply_at_start ? std::string(power::to_string(power::supply_of(supply_at_start))) +
@@ -322,8 +323,9 @@ int bench_main(int argc, char** argv) {
   benchmark::AddCustomContext("flopwatt_power_unavailable", missing.empty() ? "none" : join(missing, "; "));
   benchmark::AddCustomContext(
       "flopwatt_counters",
-      headline ? "FLOP/s: rate over real time (modelled time for simulated backends); J/iter, W, FLOP/J: " + *headline +
-                     " over each benchmark's timed loop (modelled energy for simulated GEMMs)"
+      meter.active() ? std::string("FLOP/s: the loop's FLOP over its wall time (modelled time for simulated backends); "
+                                   "J/iter, W, FLOP/J: the loop's own judged headline source over its timed loop, "
+                                   "named in its label (modelled energy for simulated GEMMs)")
                : "FLOP/s: rate over real time (modelled time for simulated backends); no power source, so no energy "
                  "counters (run `flopwatt sources`)");
   benchmark::AddCustomContext(
@@ -356,7 +358,6 @@ int bench_main(int argc, char** argv) {
   record.context["command"] = "flopwatt_bench";
   if (char host[256] = {}; ::gethostname(host, sizeof host - 1) == 0) record.context["hostname"] = store::clean_text(host);
   if (const char* l = std::getenv("FLOPWATT_MACHINE_LABEL"); l && *l) record.context["machine_label"] = store::clean_text(l);
-  record.headline_source = headline;
   record.power_sources = meter.source_infos();
   gbench::RecordingReporter reporter(benchmark::CreateDefaultDisplayReporter());
   benchmark::RunSpecifiedBenchmarks(&reporter);
@@ -376,7 +377,7 @@ int bench_main(int argc, char** argv) {
   for (const auto& r : above_roof)
     fmt::print(stderr, "flopwatt_bench: {}\n", above_roof_warning(r));
   record.complete = true;
-  record.measurements = reporter.measurements(headline, omp_get_max_threads());
+  record.measurements = reporter.measurements(omp_get_max_threads());
   if (!record.measurements.empty())
     store::record_finished_run(record, "", {a.store, no_store, false, {}}, stderr);
   benchmark::Shutdown();

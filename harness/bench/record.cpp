@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include <fmt/core.h>
+
+#include "flopwatt/meter.h"
 #include "harness/output/text.h"
 #include "harness/run/statistics.h"
 
@@ -22,6 +25,7 @@ void RecordingReporter::ReportRuns(const std::vector<Run>& runs) {
     Sample s;
     s.s_per_iter = r.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(r.time_unit);
     for (const auto& [k, v] : r.counters) s.counters[k] = v.value;
+    s.source = label_source(r.report_label);
     samples_[name].push_back(std::move(s));
   }
 }
@@ -38,7 +42,7 @@ double median_of(std::vector<double> v) {
 
 }  // namespace
 
-std::vector<Measurement> RecordingReporter::measurements(const std::optional<std::string>& headline, int threads) const {
+std::vector<Measurement> RecordingReporter::measurements(int threads) const {
   std::vector<Measurement> out;
   for (const auto& name : order_) {
     const auto& ss = samples_.at(name);
@@ -61,10 +65,19 @@ std::vector<Measurement> RecordingReporter::measurements(const std::optional<std
     }
     m.op = join(op, "/");
     m.threads = threads;
+    // The energy of the repetitions whose loops named the source most of them did (each loop's
+    // own judged headline, from its label); the others' joules are another meter's.
+    std::map<std::string, int> by_source;
+    for (const auto& s : ss)
+      if (s.source) ++by_source[*s.source];
+    std::optional<std::string> source;
+    for (const auto& [id, n] : by_source)
+      if (!source || n > by_source.at(*source)) source = id;
     std::vector<double> flops, jpi, w, fpj;
     for (const auto& s : ss) {
       m.rep_times_s.push_back(s.s_per_iter);
       if (auto it = s.counters.find("FLOP/s"); it != s.counters.end()) flops.push_back(it->second * s.s_per_iter);
+      if (!source || s.source != source) continue;
       if (auto it = s.counters.find("J/iter"); it != s.counters.end()) jpi.push_back(it->second);
       if (auto it = s.counters.find("W"); it != s.counters.end()) w.push_back(it->second);
       if (auto it = s.counters.find("FLOP/J"); it != s.counters.end()) fpj.push_back(it->second);
@@ -73,12 +86,15 @@ std::vector<Measurement> RecordingReporter::measurements(const std::optional<std
     m.time_s = summarize(m.rep_times_s);
     m.flop = flops.empty() ? 0 : median_of(flops);
     m.flop_per_s = m.time_s.median > 0 ? m.flop / m.time_s.median : 0;
-    if (headline && !jpi.empty()) {
+    if (source && !jpi.empty()) {
       EnergyFigures e;
       e.j = median_of(jpi);
       e.avg_power_w = w.empty() ? 0 : median_of(w);
       if (!fpj.empty()) e.flop_per_j = median_of(fpj);
-      m.energy[*headline] = e;
+      m.energy[*source] = e;
+      m.headline_source = source;
+      m.headline_why = fmt::format("the source each loop's own judged headline named, in {} of {} repetitions",
+                                   by_source.at(*source), ss.size());
     }
     out.push_back(std::move(m));
   }

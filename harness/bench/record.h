@@ -5,6 +5,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,14 +23,17 @@ class RecordingReporter : public benchmark::BenchmarkReporter {
   void Finalize() override;
 
   // One measurement per benchmark name: its repetitions' times per
-  // iteration, FLOP from the FLOP/s counter, and the headline source's
-  // J/iter, W and FLOP/J (medians over the repetitions) as its energy.
-  std::vector<Measurement> measurements(const std::optional<std::string>& headline, int threads) const;
+  // iteration, FLOP from the FLOP/s counter, and as its energy the J/iter, W
+  // and FLOP/J (medians) of the repetitions whose label names the source most
+  // of them named (each loop's own judged headline), that source its
+  // headline_source.
+  std::vector<Measurement> measurements(int threads) const;
 
  private:
   struct Sample {
     double s_per_iter = 0;
     std::map<std::string, double> counters;
+    std::optional<std::string> source;  // the energy source its label names
   };
   std::unique_ptr<benchmark::BenchmarkReporter> display_;
   std::vector<std::string> order_;

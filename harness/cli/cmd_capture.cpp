@@ -22,7 +22,8 @@ void register_capture(CLI::App& app, CliState& st) {
   cmd->add_option("--seconds", o->seconds, "Sampling time in seconds; the second half under load (default 10)");
   cmd->add_option("--period", o->period_s, "Seconds between samples (default 0.1)");
   cmd->add_option("--sysfs-root", *root,
-                  "Filesystem root to record (default / or $FLOPWATT_SYSFS_ROOT)");
+                  "Filesystem root to record (default / or $FLOPWATT_SYSFS_ROOT)")
+      ->check(CLI::ExistingDirectory);
   cmd->add_flag("--no-load", *no_load, "Sample without generating a CPU load");
   cmd->callback([o, root, no_load, &st] {
     o->root = resolve_sysfs_root(*root);

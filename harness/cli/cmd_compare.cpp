@@ -23,7 +23,6 @@ namespace {
 
 struct CompareArgs {
   std::string base, next, store, format = "md";
-  bool no_store = false;
   double fail_pct = -1;  // < 0: never fail
   double alpha = kUTestAlpha;
 };
@@ -46,9 +45,6 @@ LoadedRun resolve(const std::string& ref, const CompareArgs& a, const char* what
     auto runs = load_runs(ref);
     return std::move(runs.front());
   }
-  if (a.no_store)
-    throw InputError(std::string(what) + " " + ref, "is not a directory, and --no-store leaves no store to look in",
-                     "pass a run directory, or drop --no-store");
   if (!s) s = store::Store::open(store::resolve(a.store), false);
   const auto id = s->resolve_run(ref);
   if (!id)
@@ -114,7 +110,16 @@ int run_compare(const CompareArgs& a) {
   std::unique_ptr<store::Store> s;
   const LoadedRun base = resolve(a.base, a, "BASE", s);
   const LoadedRun next = resolve(a.next, a, "NEW", s);
+  // A regression gate that compared nothing, or a run with itself, would pass for no reason.
+  if (a.fail_pct >= 0 && base.run.run_id == next.run.run_id)
+    throw InputError("compare " + a.base + " " + a.next, "both name run " + base.run.run_id + ": it would be compared with itself",
+                     "name two different runs (latest and previous, or two run ids from `flopwatt store ls`)");
   const auto rows = compare_rows(base, next, a);
+  if (a.fail_pct >= 0 && rows.empty())
+    throw InputError("compare " + a.base + " " + a.next,
+                     "the runs share no configuration (rows match on every configuration field and the backend), so "
+                     "--fail-on-regression has nothing to gate",
+                     "compare runs of the same workload, shapes, dtype and backend");
   std::size_t regressions = 0;
   for (const auto& r : rows) regressions += (r.slower || r.less_efficient) ? 1 : 0;
   const double thr_pct = a.fail_pct < 0 ? 5 : a.fail_pct;
@@ -177,7 +182,7 @@ void register_compare(CLI::App& app, CliState& st) {
   cmd->add_option("base", a->base, "Baseline: run directory, stored run id, latest, previous, or a git revision")
       ->required();
   cmd->add_option("new", a->next, "Contender, as BASE")->required();
-  add_store_options(cmd, a->store, a->no_store);
+  add_store_option(cmd, a->store);
   cmd->add_option("--fail-on-regression", a->fail_pct,
                   "Exit 3 when a row got slower or less efficient by more than PCT percent");
   cmd->add_option("--alpha", a->alpha, "Significance level of the U test (default 0.05)");

@@ -2,6 +2,8 @@
 // backend and machine, oldest first, with its change points marked.
 #include <fmt/core.h>
 
+#include <set>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -21,7 +23,6 @@ namespace {
 struct HistoryArgs {
   store::HistoryFilter filter;
   std::string store, format = "md";
-  bool no_store = false;
   double threshold_pct = 5;
   std::string plot;  // an SVG file
 };
@@ -111,7 +112,6 @@ std::vector<bool> change_points(const std::vector<double>& v, double thr) {
 }
 
 int run_history(const HistoryArgs& a) {
-  if (a.no_store) throw InputError("--no-store", "history reads the store", "drop --no-store");
   if (a.format != "md" && a.format != "csv" && a.format != "json")
     throw InputError("--format " + a.format, "unknown format", "use md, csv or json");
   if (!(a.threshold_pct > 0) || !std::isfinite(a.threshold_pct))
@@ -119,6 +119,21 @@ int run_history(const HistoryArgs& a) {
   auto s = store::Store::open(store::resolve(a.store), false);
   const store::History h = s->history(a.filter);
   const auto& pts = h.points;
+  if (pts.empty() && !a.filter.op.empty()) {
+    // "0 point(s)" would read as a series with no runs yet: say which ops the store holds.
+    store::HistoryFilter every = a.filter;
+    every.op.clear();
+    std::set<std::string> ops;
+    for (const auto& sr : s->history(every).series) {
+      const auto from = sr.config_key.find('|');  // workload|op|... (harness/output/run_model.h config_key)
+      if (from != std::string::npos) ops.insert(sr.config_key.substr(from + 1, sr.config_key.find('|', from + 1) - from - 1));
+    }
+    std::string known;
+    for (const auto& o : ops) known += (known.empty() ? "" : ", ") + o;
+    throw InputError("--op " + a.filter.op, "no stored measurement has this op (with the other filters given)",
+                     ops.empty() ? std::string("record a run first, or drop the other filters")
+                                 : "pass one of the stored ops: " + known);
+  }
   // Series: consecutive points of one configuration, backend and machine (the query's order).
   std::vector<std::pair<std::size_t, std::size_t>> series;
   for (std::size_t i = 0; i < pts.size(); ++i) {
@@ -195,7 +210,7 @@ void register_history(CLI::App& app, CliState& st) {
   cmd->add_option("--format", a->format, "md (default) | csv | json");
   cmd->add_option("--threshold", a->threshold_pct, "Change-point threshold in percent (default 5)");
   cmd->add_option("--plot", a->plot, "Also draw the series into this SVG file (change points circled)");
-  add_store_options(cmd, a->store, a->no_store);
+  add_store_option(cmd, a->store);
   cmd->callback([a, &st] { st.exit_code = store::naming_store(a->store, [&] { return run_history(*a); }); });
 }
 

@@ -53,7 +53,9 @@ void install_forwarding() {
 
 struct ChildRun {
   int status = 0;           // as a shell reports it: the exit code, or 128 + the signal
+  int signal = 0;           // the signal that ended it, 0 when it exited
   bool started = true;
+  std::string error;        // why it could not start
   std::int64_t t0 = 0, t1 = 0;
 };
 
@@ -94,16 +96,54 @@ ChildRun run_child(const std::vector<std::string>& command) {
   if (got == sizeof err) {
     r.started = false;
     r.status = err == ENOENT ? 127 : 126;
-    fmt::print(stderr, "flopwatt measure: cannot run '{}': {}\n", command.front(), std::strerror(err));
+    r.error = std::strerror(err);
+    fmt::print(stderr, "flopwatt measure: cannot run '{}': {}\n", command.front(), r.error);
     return r;
   }
+  if (WIFSIGNALED(st)) r.signal = WTERMSIG(st);
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
   return r;
+}
+
+// What happened to the program, for run.json's context.measured_exit and the reason a run is
+// incomplete: a failed, killed or unstartable program's figures are not a measurement of its work.
+nlohmann::json exit_json(const ChildRun& c, int repetition, int repeat) {
+  nlohmann::json j = {{"status", c.status}, {"started", c.started}, {"repetition", repetition},
+                      {"repetitions_asked", repeat}};
+  j["signal"] = c.signal ? nlohmann::json(c.signal) : nlohmann::json(nullptr);
+  j["signal_name"] = c.signal ? nlohmann::json(std::string("SIG") + (sigabbrev_np(c.signal) ? sigabbrev_np(c.signal) : "?"))
+                              : nlohmann::json(nullptr);
+  if (!c.started) j["error"] = c.error;
+  return j;
+}
+
+std::string failure_text(const ChildRun& c, const std::string& program) {
+  if (!c.started) return fmt::format("'{}' could not start: {}", program, c.error);
+  if (c.signal)
+    return fmt::format("'{}' was killed by signal {} (SIG{})", program, c.signal,
+                       sigabbrev_np(c.signal) ? sigabbrev_np(c.signal) : "?");
+  return fmt::format("'{}' exited with status {}", program, c.status);
 }
 
 std::string program_name(const std::string& path) {
   const auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The measurement's op: the program's name and its arguments, so `history` keeps `sleep 1` and
+// `sleep 2` apart (a series is one op), quoted where an argument would read as two.
+std::string command_text(const std::vector<std::string>& command) {
+  std::string out;
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    std::string arg = i == 0 ? program_name(command[0]) : command[i];
+    if (arg.empty() || arg.find_first_of(" \t\n'\"\\") != std::string::npos) {
+      std::string q = "'";
+      for (char c : arg) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      arg = q + "'";
+    }
+    out += (i ? " " : "") + arg;
+  }
+  return out;
 }
 
 void print_measurement(const Run& run, const Measurement& m) {
@@ -115,6 +155,8 @@ void print_measurement(const Run& run, const Measurement& m) {
                t.total);
   else
     fmt::print(f, "  {:>12.4f} s   time\n", t.median);
+  // FLOP/s needs no power source: it is printed whenever --flop is given.
+  if (m.flop > 0) fmt::print(f, "  {:>12.4g} GFLOP/s (at the median time)\n", m.flop_per_s * 1e-9);
   for (const auto& [id, e] : m.energy) {
     std::string extra;
     if (e.net_j) extra += fmt::format(", net {:.4g} J", *e.net_j);
@@ -129,6 +171,8 @@ void print_measurement(const Run& run, const Measurement& m) {
     fmt::print(f, "\n  headline: {} {:.4g} J, {:.3f} W", *h.source, e.j, e.avg_power_w);
     if (e.flop_per_j) fmt::print(f, ", {:.4g} GFLOP/J", *e.flop_per_j * 1e-9);
     if (m.flop > 0) fmt::print(f, ", {:.4g} GFLOP/s", m.flop_per_s * 1e-9);
+    // The figure's standing goes on the line people quote from, not only on its source's line.
+    if (e.confidence == "low") fmt::print(f, " (low confidence: {})", e.why_low);
     fmt::print(f, "\n");
   } else if (!m.energy.empty()) {
     fmt::print(f, "\n  headline: none ({})\n", h.why);
@@ -148,19 +192,45 @@ int run_measure(CLI::App* cmd, MeasureArgs& a) {
 
   Measurement m;
   m.workload = "measure";
-  m.op = program_name(a.command.front());
+  m.op = command_text(a.command);
   m.backend = "process";
   m.flop = a.flop;
   int status = 0;
   std::int64_t t0 = 0, t1 = 0;
+  std::optional<ChildRun> failed;
+  int failed_at = 0;
   for (int i = 0; i < a.repeat; ++i) {
     const ChildRun c = run_child(a.command);
+    status = c.status;
+    if (status != 0 || !c.started) {
+      // A failing run ends the repetitions; its status is flopwatt's. Its time is no repetition of
+      // the work: the figures are over the runs before it, or, when the first run failed, over that
+      // run alone, recorded as what happened in an incomplete run.
+      failed = c;
+      failed_at = i + 1;
+      if (i == 0 && c.started) {
+        t0 = c.t0;
+        t1 = c.t1;
+        m.rep_times_s.push_back(double(c.t1 - c.t0) * 1e-9);
+      }
+      break;
+    }
     if (i == 0) t0 = c.t0;
     t1 = c.t1;
-    status = c.status;
-    if (!c.started) break;
     m.rep_times_s.push_back(double(c.t1 - c.t0) * 1e-9);
-    if (status != 0) break;  // a failing run ends the repetitions; its status is flopwatt's
+  }
+  const std::string program = a.command.front();
+  if (failed) {
+    r.session->run().context["measured_exit"] = exit_json(*failed, failed_at, a.repeat);
+    r.session->run().context["incomplete_reason"] =
+        failure_text(*failed, program) +
+        (a.repeat > 1 ? fmt::format(" in repetition {} of {}", failed_at, a.repeat) : std::string()) +
+        (failed_at > 1 ? fmt::format("; the figures are over the {} repetition(s) before it", failed_at - 1)
+                       : std::string());
+  } else {
+    r.session->run().context["measured_exit"] = {{"status", 0}, {"started", true}, {"signal", nullptr},
+                                                     {"signal_name", nullptr}, {"repetition", a.repeat},
+                                                     {"repetitions_asked", a.repeat}};
   }
   const bool measured = !m.rep_times_s.empty();
   if (measured) {
@@ -175,7 +245,7 @@ int run_measure(CLI::App* cmd, MeasureArgs& a) {
     r.meter->judge(m, t0, t1);
     r.session->add(m);
   }
-  const int code = end_run(r, true, stderr, RunEnding::kReportPath);
+  const int code = end_run(r, !failed, stderr, RunEnding::kReportPath);
   if (measured) print_measurement(r.session->run(), r.session->run().measurements.back());
   return status != 0 ? status : code;
 }
@@ -191,16 +261,20 @@ void register_measure(CLI::App& app, CliState& st) {
   cmd->add_option("--flop", a->flop, "FLOP one run of the program performs: gives FLOP/s and FLOP/J");
   cmd->add_option("--power", a->common.power.power, "Power sources: auto, none, or ID[,ID..] (see `flopwatt sources`)");
   cmd->add_option("--sysfs-root", a->common.power.sysfs_root,
-                  "Filesystem root for /sys, /dev and /proc reads (default / or $FLOPWATT_SYSFS_ROOT)");
+                  "Filesystem root for /sys, /dev and /proc reads (default / or $FLOPWATT_SYSFS_ROOT)")
+      ->check(CLI::ExistingDirectory);
   cmd->add_option("--power-log", a->common.power.power_log, "External meter log or pipe with 't_seconds,watts' lines");
   cmd->add_option("--idle", a->common.power.idle_s, "Seconds of idle-power baseline before the program (default 0: none)");
   cmd->add_option("--sample-period", a->common.power.sample_period_s, "Power sampling period in seconds");
   cmd->add_option("--headline-domain", a->common.power.headline_domain,
                   "Domain of the headline FLOP/J (default: the widest available)");
-  cmd->add_option("--out", a->common.out, "Output directory (default results/runs/<run-id>)");
+  cmd->add_option("--out", a->common.out, "Output directory (default $XDG_DATA_HOME/flopwatt/runs/<run-id>, else ~/.local/share/flopwatt/runs/<run-id>)");
   cmd->add_flag("--overwrite", a->common.overwrite, "Replace a run already in the --out directory (refused otherwise)");
   add_store_options(cmd, a->common.store, a->common.no_store);
   cmd->add_option("--tag", a->common.tags, "Tag the run in the results store (repeatable)");
+  cmd->add_flag("--store-samples", a->common.store_samples, "Record samples.csv in the results store too");
+  cmd->add_option("--label", a->common.machine_label,
+                  "This machine's name in the results store (default $FLOPWATT_MACHINE_LABEL)");
   cmd->add_option("command", a->command, "The program and its arguments, after --");
   cmd->callback([cmd, a, &st] { st.exit_code = run_measure(cmd, *a); });
 }

@@ -357,7 +357,8 @@ void register_npu(CLI::App& app, CliState& st) {
     };
     auto o = std::make_shared<Opts>();
     auto* c = npu_cmd->add_subcommand("info", "What the amdxdna driver reports, or exactly what is missing");
-    c->add_option("--sysfs-root", o->root, "Filesystem root for /dev and /sys (default / or $FLOPWATT_SYSFS_ROOT)");
+    c->add_option("--sysfs-root", o->root, "Filesystem root for /dev and /sys (default / or $FLOPWATT_SYSFS_ROOT)")
+      ->check(CLI::ExistingDirectory);
     c->add_flag("--json", o->json, "Also print the facts as JSON");
     c->callback([o, &st] {
       print_info(resolve_root(o->root), o->json);

@@ -20,7 +20,8 @@ void register_npu_selftest(CLI::App& npu_cmd, CliState& st) {
   auto o = std::make_shared<Opts>();
   auto* c = npu_cmd.add_subcommand(
       "selftest", "Run one small design on the NPU, time every stage and check it against cpu:reference");
-  c->add_option("--sysfs-root", o->root, "Filesystem root for /dev and /sys (default / or $FLOPWATT_SYSFS_ROOT)");
+  c->add_option("--sysfs-root", o->root, "Filesystem root for /dev and /sys (default / or $FLOPWATT_SYSFS_ROOT)")
+      ->check(CLI::ExistingDirectory);
   c->add_option("--artifacts", o->artifacts, "Design directory with manifest.json (default $FLOPWATT_NPU_ARTIFACTS)");
   c->add_option("--timeout", o->timeout_s, "Seconds to wait for the command (default 10)");
   c->callback([o, &st] {

@@ -7,6 +7,7 @@
 
 #include "harness/analysis/report.h"
 #include "harness/cli/commands.h"
+#include "harness/output/headline_view.h"
 #include "harness/output/text.h"
 #include "harness/store/store.h"
 #include "workloads/error.h"
@@ -115,8 +116,9 @@ int do_export(const StoreArgs& a) {
     const Run run = run_from_json(nlohmann::json::parse(*s->run_json(r.run_id)));
     for (const auto& m : run.measurements) {
       std::string ej, fj;
-      if (run.headline_source)
-        if (auto it = m.energy.find(*run.headline_source); it != m.energy.end()) {
+      const auto head = headline_of(run, m).source;
+      if (head)
+        if (auto it = m.energy.find(*head); it != m.energy.end()) {
           ej = shortest(it->second.j);
           fj = it->second.flop_per_j ? shortest(*it->second.flop_per_j) : "";
         }
@@ -127,7 +129,7 @@ int do_export(const StoreArgs& a) {
                  m.shape ? std::to_string(m.shape->M) : "", m.shape ? std::to_string(m.shape->N) : "",
                  m.shape ? std::to_string(m.shape->K) : "", o(m.layout), o(m.threads), m.reps,
                  shortest(m.time_s.median), shortest(m.flop), shortest(m.flop_per_s),
-                 csv_escape(run.headline_source.value_or("")), ej, fj, csv_escape(m.skipped.value_or("")));
+                 csv_escape(head.value_or("")), ej, fj, csv_escape(m.skipped.value_or("")));
     }
   }
   return 0;

@@ -19,7 +19,10 @@ void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o);
 // Keeps the command line for run.json (context.command_line), passwords masked; main() calls it first.
 void set_command_line(int argc, char** argv);
 // --store and --no-store, for every command that records runs or reads the store.
+// --store and --no-store, for the commands that record a run.
 void add_store_options(CLI::App* cmd, std::string& store, bool& no_store);
+// --store alone, for the commands that only read the store (no run of theirs to record).
+void add_store_option(CLI::App* cmd, std::string& store);
 
 void register_run_gemm(CLI::App& run, CliState& st);      // harness/cli/cmd_gemm.cpp
 void register_run_default(CLI::App& run, CliState& st);   // harness/cli/cmd_default.cpp

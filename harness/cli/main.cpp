@@ -1,6 +1,7 @@
 // flopwatt: energy and performance benchmarking of ML training on client machines.
 #include <fmt/core.h>
 
+#include "harness/cli/cli_errors.h"
 #include "harness/cli/commands.h"
 #include "harness/cli/docs.h"
 #include "harness/output/version.h"
@@ -58,7 +59,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line naming the flag, exit 2 (the contract), instead of CLI11's own codes.
-    fmt::print(stderr, "flopwatt: {}; fix: see `flopwatt <command> --help`\n", e.what());
+    fmt::print(stderr, "{}\n", parse_error_line(app, argc, argv, e));
     return 2;
   } catch (const power::ConfigError& e) {
     fmt::print(stderr, "flopwatt: {}\n", e.what());

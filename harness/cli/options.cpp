@@ -41,13 +41,14 @@ void set_command_line(int argc, char** argv) {
 void add_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
   cmd->add_option("--power", o.power.power, "Power sources: auto, none, or ID[,ID..] (see `flopwatt sources`)");
   cmd->add_option("--sysfs-root", o.power.sysfs_root,
-                  "Filesystem root for /sys, /dev and /proc reads (default / or $FLOPWATT_SYSFS_ROOT)");
+                  "Filesystem root for /sys, /dev and /proc reads (default / or $FLOPWATT_SYSFS_ROOT)")
+      ->check(CLI::ExistingDirectory);
   cmd->add_option("--power-log", o.power.power_log, "External meter log or pipe with 't_seconds,watts' lines");
   cmd->add_option("--idle", o.power.idle_s, "Seconds of idle-power baseline before measuring (0 skips)");
   cmd->add_option("--sample-period", o.power.sample_period_s, "Power sampling period in seconds");
   cmd->add_option("--headline-domain", o.power.headline_domain,
                   "Domain of the headline FLOP/J (default: the widest available)");
-  cmd->add_option("--out", o.out, "Output directory (default results/runs/<run-id>)");
+  cmd->add_option("--out", o.out, "Output directory (default $XDG_DATA_HOME/flopwatt/runs/<run-id>, else ~/.local/share/flopwatt/runs/<run-id>)");
   cmd->add_flag("--overwrite", o.overwrite, "Replace a run already in the --out directory (refused otherwise)");
   cmd->add_option("--min-time", o.min_time_s, "Minimum timed seconds per measurement");
   cmd->add_option("--min-reps", o.min_reps, "Minimum repetitions per measurement");
@@ -91,10 +92,14 @@ void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
   o.command_line = g_command_line;
 }
 
-void add_store_options(CLI::App* cmd, std::string& store, bool& no_store) {
+void add_store_option(CLI::App* cmd, std::string& store) {
   cmd->add_option("--store", store,
                   "Results store: a SQLite file or a postgresql:// URI / libpq connection string (default "
                   "$FLOPWATT_STORE, else $XDG_DATA_HOME/flopwatt/results.sqlite3)");
+}
+
+void add_store_options(CLI::App* cmd, std::string& store, bool& no_store) {
+  add_store_option(cmd, store);
   cmd->add_flag("--no-store", no_store, "Do not record the run in the results store");
 }
 

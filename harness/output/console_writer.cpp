@@ -76,7 +76,10 @@ void print_summary(std::FILE* f, const Run& run, const std::string& out_dir) {
   if (keys.empty()) {
     fmt::print(f, "\nno measurements\n");
   } else {
-    fmt::print(f, "\nSummary: GFLOP/s (median){}\n", run.headline_source ? ", FLOP/J from " + *run.headline_source : "");
+    // The rows' own headlines, summarised: never a source no row's judgement chose.
+    const RunHeadline h = run_headline(run);
+    fmt::print(f, "\nSummary: GFLOP/s (median){}\n",
+               h.source ? ", FLOP/J from " + *h.source : h.mixed() ? ", FLOP/J per row from its own source (" + h.text() + ")" : "");
     fmt::print(f, kRow, "workload", "op", "pass", "shape", "dtype");
     for (const auto& b : backends) fmt::print(f, " {:>16}", b);
     fmt::print(f, "\n");

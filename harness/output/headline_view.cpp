@@ -1,6 +1,7 @@
 #include "harness/output/headline_view.h"
 
 #include <algorithm>
+#include <map>
 
 namespace flopwatt {
 
@@ -50,6 +51,35 @@ HeadlineView headline_of(const Run& run, const Measurement& m) {
   if (m.headline_source || m.headline_why) return {m.headline_source, m.headline_why.value_or("")};
   const power::HeadlineChoice c = power::choose_headline(stored_candidates(run, m));
   return {c.source, c.why};
+}
+
+RunHeadline run_headline(const Run& run) {
+  RunHeadline h;
+  std::map<std::string, int> rows;
+  for (const auto& m : run.measurements) {
+    if (m.energy.empty()) continue;
+    if (const auto s = headline_of(run, m).source) ++rows[*s];
+    else ++h.rows_without;
+  }
+  h.sources.assign(rows.begin(), rows.end());
+  std::stable_sort(h.sources.begin(), h.sources.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (h.sources.size() == 1) h.source = h.sources.front().first;
+  return h;
+}
+
+std::string RunHeadline::json_value() const {
+  if (source) return *source;
+  return mixed() ? "mixed" : "";
+}
+
+std::string RunHeadline::text() const {
+  if (source) return *source;
+  if (!mixed()) return "none";
+  std::string out = "mixed: ";
+  for (std::size_t i = 0; i < sources.size(); ++i)
+    out += (i ? ", " : "") + sources[i].first + " (" + std::to_string(sources[i].second) +
+           (sources[i].second == 1 ? " row)" : " rows)");
+  return out;
 }
 
 std::optional<std::string> shared_headline(const Run& a, const Measurement& ma, const Run& b, const Measurement& mb) {

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include "harness/output/headline_view.h"
 #include "harness/output/metrics.h"
 #include "harness/output/text.h"
 
@@ -159,13 +160,18 @@ json to_json(const Run& r) {
                 {"windows", f.windows}, {"samples", json_or_null(f.samples)}, {"supply", json_or_null(f.supply)}};
   json ms = json::array();
   for (const auto& m : r.measurements) ms.push_back(to_json(m));
+  const RunHeadline headline = run_headline(r);
+  json headline_rows = json::array();
+  for (const auto& [id, n] : headline.sources) headline_rows.push_back({{"source", id}, {"rows", n}});
   return {{"schema_version", r.schema_version},
           {"flopwatt_version", r.flopwatt_version},
           {"run_id", r.run_id},
           {"complete", r.complete},
           {"context", r.context},
           {"power_sources", sources},
-          {"headline_source", json_or_null(r.headline_source)},
+          {"headline_source", headline.json_value().empty() ? json(nullptr) : json(headline.json_value())},
+          {"headline_sources", headline_rows},
+          {"headline_rows_without", headline.rows_without},
           {"figures_basis", figures_basis()},
           {"idle", idle},
           {"energy_roofline", r.energy_roofline},
@@ -254,7 +260,6 @@ Run run_from_json(const json& j) {
   r.run_id = j.value("run_id", "");
   r.complete = j.value("complete", false);
   r.context = j.value("context", json::object());
-  r.headline_source = json_optional<std::string>(j, "headline_source");
   r.energy_roofline = j.value("energy_roofline", json(nullptr));
   for (const auto& s : j.value("power_sources", json::array())) {
     PowerSourceInfo p;

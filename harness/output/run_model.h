@@ -148,7 +148,9 @@ struct Run {
   nlohmann::json context = nlohmann::json::object();
   std::vector<PowerSourceInfo> power_sources;
   std::map<std::string, IdleFigure> idle;
-  std::optional<std::string> headline_source;  // the source id the headline FLOP/J uses
+  // No run-level headline is kept: each measurement records its own (headline_source), and
+  // run.json's run-level headline_source is derived from them when written (headline_view.h's
+  // run_headline), so no surface can name a source the rows did not use.
   std::vector<Measurement> measurements;
   // The fitted and modelled energy ceilings (harness/run/roofline.h); null
   // when nothing could be fitted.

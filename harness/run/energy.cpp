@@ -24,8 +24,7 @@ struct EnergyMeter::Impl {
   std::vector<power::SourceStatus> status;
   std::unique_ptr<power::Sampler> sampler;
   std::map<std::string, IdleFigure> idle;
-  std::optional<std::string> headline;
-  nlohmann::json headline_choice;  // the rule, the runner-up and why, for the run context
+  std::optional<std::string> headline;  // expected_headline()
   bool running = false;
   power::SupplyMonitor* supply = nullptr;
 };
@@ -99,10 +98,6 @@ EnergyMeter::EnergyMeter(const PowerOptions& o) : impl_(std::make_unique<Impl>()
     const power::HeadlineChoice c =
         choose_run_headline(disc.sources, impl_->status, impl_->opts.sysfs_root, o.headline_domain);
     impl_->headline = c.source;
-    impl_->headline_choice = {{"source", c.source ? nlohmann::json(*c.source) : nlohmann::json()},
-                              {"runner_up", c.runner_up ? nlohmann::json(*c.runner_up) : nlohmann::json()},
-                              {"rule", c.rule},
-                              {"why", c.why}};
   }
   if (!disc.sources.empty())
     impl_->sampler = std::make_unique<power::Sampler>(std::move(disc.sources), o.sample_period_s);
@@ -181,9 +176,7 @@ std::vector<PowerSourceInfo> EnergyMeter::source_infos() const {
   return v;
 }
 
-std::optional<std::string> EnergyMeter::headline_source() const { return impl_->headline; }
-
-nlohmann::json EnergyMeter::headline_choice() const { return impl_->headline_choice; }
+std::optional<std::string> EnergyMeter::expected_headline() const { return impl_->headline; }
 
 const std::vector<power::SourceStatus>& EnergyMeter::status() const { return impl_->status; }
 const std::string& EnergyMeter::sysfs_root() const { return impl_->opts.sysfs_root; }
@@ -243,12 +236,18 @@ void EnergyMeter::measure_idle(Run& run) {
   // repeated values and so a small spread; the 1% floor of apply_net covers them.
   const int parts = kIdleParts;
   const std::string supply = supply_name(t0, t1);
+  const double idle_s = double(t1 - t0) * 1e-9;
   for (const auto& s : impl_->sampler->sources()) {
-    const power::WindowEnergy whole = impl_->sampler->energy(s->id(), t0, t1);
+    // As for a window (EnergyMeter::window): a gauge too slow for the idle period to hold three of its
+    // updates gives a baseline no net figure may use, so its next sample is not waited for; `--idle 1`
+    // had waited over 15 s for a battery's. The parts lie inside the whole, which waited already.
+    const double interval = s->kind() == power::Kind::Gauge ? s->update_interval_s() : 0;
+    const bool wait = !(interval > 0 && idle_s < 3 * interval);
+    const power::WindowEnergy whole = impl_->sampler->energy(s->id(), t0, t1, wait);
     std::vector<double> means;
     for (int k = 0; k < parts; ++k) {
       const std::int64_t a = t0 + (t1 - t0) * k / parts, b = t0 + (t1 - t0) * (k + 1) / parts;
-      const power::WindowEnergy w = impl_->sampler->energy(s->id(), a, b);
+      const power::WindowEnergy w = impl_->sampler->energy(s->id(), a, b, false);
       if (std::isfinite(w.avg_power_w)) means.push_back(w.avg_power_w);
     }
     const power::IdleBaseline base = power::idle_baseline_from_windows(means);
@@ -292,7 +291,13 @@ std::map<std::string, EnergyFigures> EnergyMeter::window(std::int64_t t0, std::i
   if (!impl_->sampler || t1 <= t0) return out;
   const double dt = double(t1 - t0) * 1e-9;
   for (const auto& s : impl_->sampler->sources()) {
-    const bool wait = wait_all || s->id() == impl_->headline;
+    // A source is waited for only where its sample past t1 can still make a figure the rule may
+    // quote: a window shorter than three of a gauge's update intervals is low confidence whatever
+    // arrives (power/window_energy), so waiting up to two intervals of a slow gauge (a battery's
+    // seconds) would only hold a short window's end, as `measure -- true` was held 2.5 s.
+    const double interval = s->kind() == power::Kind::Gauge ? s->update_interval_s() : 0;
+    const bool can_be_ok = !(interval > 0 && dt < 3 * interval);
+    const bool wait = can_be_ok && (wait_all || s->id() == impl_->headline);
     const power::WindowEnergy w = impl_->sampler->energy(s->id(), t0, t1, wait);
     EnergyFigures f;
     f.j = w.j;

@@ -56,10 +56,13 @@ class EnergyMeter {
   ~EnergyMeter();
   bool active() const;                                   // any source sampling
   std::vector<PowerSourceInfo> source_infos() const;    // for Run::power_sources
-  std::optional<std::string> headline_source() const;
-  // How the headline source was chosen (source, runner_up, rule, why); null
-  // when no source is sampled. Recorded as the run context's "headline".
-  nlohmann::json headline_choice() const;
+  // The source the headline rule picks before any window is judged (every
+  // source taken as usable, batteries by the supply at the start). A plan,
+  // never a figure's source: it only says whose gauge interval lengthens a
+  // GEMM loop and whose sample past a window's end is waited for. Each
+  // window's headline is judge_window's, and a run's is derived from its
+  // rows (harness/output/headline_view.h, run_headline).
+  std::optional<std::string> expected_headline() const;
   // Longest update interval among gauges (0 when none): a slow gauge's
   // sample after a window's end is waited for, so `run gpt2` defers its step
   // windows' energy past the loop when one is sampled.

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cpu/perf_counters.h"
+#include "harness/output/headline_view.h"
 #include "harness/output/text.h"
 
 namespace flopwatt {
@@ -342,6 +343,9 @@ json energy_roofline_json(const Run& run, const std::optional<std::string>& sour
     std::size_t measured = 0;
     for (const auto& m : run.measurements) {
       if (m.skipped || m.simulated || !m.bytes || m.op == "step" || m.layer) continue;
+      // Only rows whose own judged headline is this source: a figure the row's judgement refused or
+      // passed over is no point of the fit.
+      if (headline_of(run, m).source != source) continue;
       auto it = m.energy.find(*source);
       if (it == m.energy.end() || it->second.confidence != "ok") continue;
       samples.push_back({m.flop * m.reps, m.dram_bytes_measured.value_or(*m.bytes) * m.reps, m.time_s.total,

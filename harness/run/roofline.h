@@ -160,8 +160,8 @@ std::optional<EnergyFit> fit_energy(const std::vector<EnergySample>& samples);
 // bytes and the constant power for 1/attainable seconds.
 double energy_roof_flop_per_j(const EnergyFit& f, double intensity, double attainable_flop_per_s);
 
-// The run's energy roofline: the fit over its real (not simulated) rows with
-// energy from `source`, and each simulated backend's modelled coefficients.
+// The run's energy roofline: the fit over its real (not simulated) rows whose
+// own headline is `source` (session.cpp passes the source most rows use), and each simulated backend's modelled coefficients.
 // Null when there is nothing to fit or model.
 nlohmann::json energy_roofline_json(const Run& run, const std::optional<std::string>& source,
                                     const RooflineSet& roofs);

@@ -11,7 +11,7 @@ namespace flopwatt {
 
 struct RunCommonOptions {
   PowerOptions power;
-  std::string out;              // empty: results/runs/<run-id>
+  std::string out;              // empty: default_run_dir(<run-id>), under the data directory
   bool overwrite = false;       // replace a run already in `out`
   double min_time_s = 0.2;
   bool min_time_set = false;    // user fixed --min-time: do not lengthen for gauges

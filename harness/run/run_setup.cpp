@@ -6,10 +6,12 @@
 
 #include <fmt/core.h>
 
+#include "harness/output/data_home.h"
 #include "harness/output/text.h"
 #include "harness/output/writer.h"
 #include "harness/run/context.h"
 #include "harness/output/version.h"
+#include "power/headline.h"
 #include "power/power_state.h"
 #include "power/sysfs.h"
 #include "power/temperature.h"
@@ -91,9 +93,12 @@ OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& b
     for (const auto& t : o.tags) header.context["tags"].push_back(store::clean_text(t));
   }
   header.power_sources = r.meter->source_infos();
-  header.headline_source = r.meter->headline_source();
-  if (const auto hc = r.meter->headline_choice(); !hc.is_null()) header.context["headline"] = hc;
-  const std::string out = o.out.empty() ? "results/runs/" + header.run_id : o.out;
+  // The rule, not a source: each row's window is judged by it when the row is measured, and the
+  // run's headline_source is derived from the rows when run.json is written.
+  if (r.meter->active())
+    header.context["headline"] = {{"rule", power::headline_rule_text()},
+                                  {"judged", "per measurement window: each row's headline_source and headline_why"}};
+  const std::string out = o.out.empty() ? default_run_dir(header.run_id) : o.out;
   r.session = std::make_unique<Session>(std::move(header), out, o.overwrite);
   r.backends = backends;
   r.record = {o.store, o.no_store, o.store_samples, {}};
@@ -141,6 +146,13 @@ int end_run(OpenRun& r, bool complete, std::FILE* out, RunEnding ending) {
     fmt::print(stderr, "warning: the power supply changed during {} measurement(s) (supply_changed in run.json; "
                        "context.supply_changes says when)\n", flagged);
   if (complete) return 0;
+  // A run the command itself found incomplete (a measured program that failed) says why; exit 1
+  // unless the command passes on a status of its own.
+  if (const auto it = r.session->run().context.find("incomplete_reason");
+      it != r.session->run().context.end() && it->is_string()) {
+    fmt::print(stderr, "incomplete: {}; report kept in {}/run.json\n", it->get<std::string>(), r.session->out_dir());
+    return 1;
+  }
   fmt::print(stderr, "interrupted: partial report kept in {}/run.json\n", r.session->out_dir());
   return 130;
 }

@@ -7,6 +7,7 @@
 #include <random>
 #include <unistd.h>
 
+#include "harness/output/headline_view.h"
 #include "harness/output/text.h"
 #include "harness/run/statistics.h"
 #include "workloads/error.h"
@@ -89,7 +90,9 @@ void Session::add_samples(const std::vector<power::SourceSamples>& ss) {
 
 void Session::finish(bool complete) {
   run_.complete = complete;
-  run_.energy_roofline = energy_roofline_json(run_, run_.headline_source, roofs_);
+  const RunHeadline h = run_headline(run_);
+  run_.energy_roofline =
+      energy_roofline_json(run_, h.sources.empty() ? std::nullopt : std::optional(h.sources.front().first), roofs_);
   for (auto& w : writers_) w->finalize(run_);
 }
 

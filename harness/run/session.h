@@ -48,7 +48,7 @@ class Session {
 // Sets g_interrupted (harness/run/timing.h) on SIGINT/SIGTERM.
 void install_interrupt_handler();
 
-// "20261122-001530-ab12" style id; default out dir is results/runs/<run-id>.
+// "20261122-001530-ab12" style id; default out dir is default_run_dir(<run-id>) (harness/output/data_home.h).
 std::string make_run_id();
 
 }  // namespace flopwatt

@@ -15,6 +15,8 @@
 
 #include <fmt/core.h>
 
+#include "harness/output/data_home.h"
+#include "harness/output/headline_view.h"
 #include "harness/output/text.h"
 #include "harness/store/schema.h"
 #include "workloads/error.h"
@@ -93,14 +95,7 @@ auto in_transaction(Db& db, F&& body) {
 
 }  // namespace
 
-std::string resolve_default_file() {
-  const char* xdg = std::getenv("XDG_DATA_HOME");
-  fs::path base;
-  if (xdg && *xdg == '/') base = xdg;
-  else if (const char* home = std::getenv("HOME"); home && *home) base = fs::path(home) / ".local/share";
-  else base = "/tmp";
-  return (base / "flopwatt" / "results.sqlite3").string();
-}
+std::string resolve_default_file() { return (fs::path(data_home()) / "results.sqlite3").string(); }
 
 Target resolve(const std::string& flag_value) {
   Target t;
@@ -359,7 +354,7 @@ bool Store::record(const Run& run, const std::vector<std::string>& tags, const s
         "$6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (run_id) DO NOTHING RETURNING run_id",
         {run.run_id, machine_id, opt_text(c, "started_utc"), opt_text(c, "ended_utc"), run.complete ? "1" : "0",
          opt_text(c, "command"), opt_text(c, "command_line"), run.flopwatt_version, opt_text(c, "flopwatt_git_revision"),
-         run.headline_source, supply.dump(), utc_now(), to_json(run).dump()});
+         run_headline(run).json_value(), supply.dump(), utc_now(), to_json(run).dump()});
     if (inserted.empty()) return false;  // already recorded: nothing else changes
     for (const auto& t : all_tags)
       db_->query("INSERT INTO run_tags (run_id, tag) VALUES ($1, $2) ON CONFLICT (run_id, tag) DO NOTHING",
@@ -368,8 +363,9 @@ bool Store::record(const Run& run, const std::vector<std::string>& tags, const s
       const Measurement& m = run.measurements[i];
       const std::string idx = std::to_string(i);
       std::optional<double> energy_j, flop_per_j;
-      if (run.headline_source)
-        if (auto it = m.energy.find(*run.headline_source); it != m.energy.end()) {
+      // The row's own judged headline: a run's rows may use different sources.
+      if (const auto h = headline_of(run, m).source)
+        if (auto it = m.energy.find(*h); it != m.energy.end()) {
           energy_j = it->second.j;
           flop_per_j = it->second.flop_per_j;
         }

@@ -143,6 +143,19 @@ try:
                   env=dict(env, PYTHONPATH=pydir[0], **({"LD_PRELOAD": " ".join(preload)} if preload else {})))
         w = window_lines(out.replace("step ", "step_"))
         check(len(w) == 2 and all(near(v[2], WATTS, 0.05) for v in w.values()), f"python windows at {WATTS} W ({w})")
+        # The reprs say what a window and a meter hold, for a user at the interpreter.
+        code = ("import flopwatt, sys, time\n"
+                "m = flopwatt.Meter(power_log=sys.argv[1], sysfs_root=sys.argv[2])\n"
+                "w = m.window('w', 1e9)\n"
+                "print(repr(m)); print(repr(w))\n"
+                "with w: time.sleep(0.3)\n"
+                "print(repr(w))\n")
+        out = run([sys.executable, "-c", code, power[1], power[3]],
+                  env=dict(env, PYTHONPATH=pydir[0], **({"LD_PRELOAD": " ".join(preload)} if preload else {})))
+        lines = out.strip().splitlines()
+        check(len(lines) == 3 and lines[0].startswith("<flopwatt.Meter sampling") and "not entered" in lines[1]
+              and lines[2].startswith("<flopwatt.Window 'w' ") and " J, " in lines[2] and "GFLOP/J from " in lines[2],
+              f"reprs of Meter and Window ({lines})")
         # The default prefix's module directory is one the system Python searches.
         rel = os.path.relpath(pydir[0], prefix)
         default = os.path.join("/usr/local", rel)

@@ -49,6 +49,7 @@ class LowConfidenceMarks(unittest.TestCase):
             run["measurements"].append({
                 "op": f"op{i}", "backend": "cpu:naive", "workload": "gemm", "flop": 1e9, "flop_per_s": 1e9,
                 "reps": 3, "time_s": {"p10": 1, "p90": 1},
+                "headline_source": "rapl-powercap:package-0",
                 "energy": {"rapl-powercap:package-0": {"flop_per_j": 1e9, "confidence": conf}}})
         fig = plot.new_figure("efficiency")
         ax = fig.add_subplot(1, 1, 1)
@@ -64,6 +65,33 @@ class LowConfidenceMarks(unittest.TestCase):
         marked = [p for p in ax.patches if p.get_hatch() == "xx"]
         self.assertEqual(len(marked), 1)
         self.assertEqual([c.get_label() for c in ax.containers].count(plot.LOW_LABEL), 1)
+
+
+class RowHeadline(unittest.TestCase):
+    """plot reads each row's judged headline and has no source order of its own."""
+    RUN = {"headline_source": "rapl-powercap:psys-0",
+           "power_sources": [{"id": "rapl-powercap:psys-0", "domain": "psys", "available": True},
+                             {"id": "battery:BAT0", "domain": "battery", "available": True},
+                             {"id": "hwmon:amdgpu:PPT", "domain": "package", "available": True}]}
+
+    def row(self, headline, **energy):
+        return {"headline_source": headline, "energy": energy}
+
+    def test_the_rows_own_source_not_the_runs_nor_a_wider_one(self):
+        m = self.row("hwmon:amdgpu:PPT", **{"rapl-powercap:psys-0": {"flop_per_j": 5e9},
+                                            "battery:BAT0": {"flop_per_j": 2e9},
+                                            "hwmon:amdgpu:PPT": {"flop_per_j": 1e9}})
+        self.assertEqual(plot.pick_source(self.RUN, m), "hwmon:amdgpu:PPT")
+
+    def test_no_judged_headline_no_figure(self):
+        m = self.row(None, **{"battery:BAT0": {"flop_per_j": 2e9}})
+        self.assertIsNone(plot.pick_source(self.RUN, m))
+        m = {"energy": {"battery:BAT0": {"flop_per_j": 2e9}}}
+        self.assertIsNone(plot.pick_source(self.RUN, m))
+
+    def test_a_headline_without_flop_per_j_is_no_figure(self):
+        m = self.row("battery:BAT0", **{"battery:BAT0": {"flop_per_j": None}})
+        self.assertIsNone(plot.pick_source(self.RUN, m))
 
 
 def roof_run(n_ops=30, backends=("cpu:llmc", "cpu:openblas", "cpu:onednn", "npu:sim-phoenix", "npu:sim-strix")):
@@ -92,6 +120,7 @@ def roof_run(n_ops=30, backends=("cpu:llmc", "cpu:openblas", "cpu:onednn", "npu:
                 "workload": "gpt2", "op": f"op{k:02d}", "pass": "fwd", "layer": None, "backend": b,
                 "simulated": sim, "flop": 1e9, "flop_per_s": 1e9 * (j + 1) * (1 + k % 3),
                 "intensity_flop_per_byte": intensity, "reps": 3,
+                "headline_source": "npu-model:x" if sim else "rapl:package",
                 "energy": {("npu-model:x" if sim else "rapl:package"): {"flop_per_j": 1e9 * (1 + j), "confidence": "ok"}}})
     # Rows that must not be drawn: a step, a per-layer row, a skipped one, one without bytes.
     extra = dict(run["measurements"][0])

@@ -10,9 +10,10 @@
 //     for (auto _ : state) matmul(a, b, c, n);
 //   }  // the counters are set when `energy` goes out of scope, or at energy.stop()
 //
-// Counters: FLOP/s (a rate over the benchmark's time; only with flop_per_iter),
-// J/iter, W and FLOP/J of the meter's headline source, judged per loop by
-// flopwatt's headline rule; a loop whose figure is refused gets no energy
+// Counters: FLOP/s (the loop's FLOP over its wall time; only with
+// flop_per_iter), and J/iter, W and FLOP/J of the loop's own headline source,
+// judged per loop by flopwatt's headline rule and named in the row's label
+// ("energy from <id>"); a loop whose figures are refused gets no energy
 // counters and a label saying why, one during a mains/battery change also
 // supply_changed = 1. One Meter serves the whole process (meter()); set its
 // options before the first benchmark runs with set_meter_options().
@@ -50,44 +51,48 @@ inline Meter& meter() {
   return m;
 }
 
-// Sets the counters of one finished loop from its window. The plain energy
-// counters (J/iter, W, FLOP/J) are the headline source's, and only when that
-// is the suite's headline source (suite_headline: the meter's headline_source();
-// none given: the window's own), so no two rows of a suite come from two
-// sources. A loop that may hold a mains/battery change, or that ran on the
-// suite's battery after it stopped discharging, gets supply_changed = 1 and no
-// energy counters; any other refused loop gets none and a label saying why.
+// Sets the counters of one finished loop from its window r (Meter::end over
+// the timed loop), as flopwatt judged it: J/iter, W and FLOP/J are those of
+// the window's own headline source (r.headline, named in the label), never a
+// source chosen for the whole suite before any loop ran, so two rows may name
+// two sources. FLOP/s is the loop's FLOP over the window's wall time, whether
+// or not the benchmark calls UseRealTime(), so FLOP/J x W = FLOP/s. A loop
+// whose figures the rule refused gets no energy counters and a label saying
+// why; one during a mains/battery change also supply_changed = 1.
 // all_sources adds "<id>:J/iter", "<id>:W" and "<id>:FLOP/J" for every other
 // source. flopwatt_bench sets its counters through this same function.
 inline void set_counters(::benchmark::State& state, const WindowResult& r, double flop_per_iter,
-                         const std::optional<std::string>& suite_headline = std::nullopt, bool all_sources = false) {
+                         bool all_sources = false) {
   using ::benchmark::Counter;
   const double iters = double(state.iterations());
-  if (flop_per_iter > 0) state.counters[kFlops] = Counter(flop_per_iter * iters, Counter::kIsRate);
+  if (flop_per_iter > 0 && iters > 0 && r.duration_s > 0)
+    state.counters[kFlops] = Counter(flop_per_iter * iters / r.duration_s);
   if (iters <= 0 || r.sources.empty()) return;
   if (r.supply == "changed") {
     state.counters[kSupplyChanged] = Counter(1);
-    state.SetLabel("power supply changed during this loop: no energy counters");
+    state.SetLabel("no energy counters: the power supply changed during this loop");
     return;
   }
-  const std::string want = suite_headline ? *suite_headline : r.headline.value_or("");
-  const bool plain = r.headline && *r.headline == want;
-  std::string label;
+  std::string label = r.headline ? kLabelSource + *r.headline : "no energy counters: " + r.headline_why;
   for (const auto& s : r.sources) {
-    const bool head = plain && s.id == want;
-    if (!plain && s.id == want) {  // the suite's source, refused for this loop
-      label = "no energy counters: " + (s.why_low.empty() ? r.headline_why : s.why_low);
-      if (s.domain == "battery") state.counters[kSupplyChanged] = Counter(1);
-    }
+    const bool head = r.headline && s.id == *r.headline;
     if (!head && !all_sources) continue;
     const std::string prefix = head ? "" : s.id + ":";
     state.counters[prefix + kJPerIter] = Counter(s.energy_j / iters);
     state.counters[prefix + kWatts] = Counter(s.avg_power_w);
     if (s.flop_per_j) state.counters[prefix + kFlopPerJ] = Counter(*s.flop_per_j);
-    if (head && s.low_confidence) label = "energy low-confidence: " + s.why_low;
+    if (head && s.low_confidence) label += kLabelLow + s.why_low;
   }
-  if (!plain && label.empty()) label = "no energy counters: " + r.headline_why;
-  if (!label.empty()) state.SetLabel(label);
+  state.SetLabel(label);
+}
+
+// The counters once came from a suite-wide source chosen before any
+// loop ran (suite_headline); a loop's figures now come from its own judged
+// headline, and suite_headline is not used.
+[[deprecated("each loop's counters come from its own judged headline: drop suite_headline")]]
+inline void set_counters(::benchmark::State& state, const WindowResult& r, double flop_per_iter,
+                         const std::optional<std::string>& /*suite_headline*/, bool all_sources = false) {
+  set_counters(state, r, flop_per_iter, all_sources);
 }
 
 // Opens a window at construction (right before the timed loop) and closes it
@@ -105,7 +110,7 @@ class EnergyCounters {
   WindowResult stop() {
     stopped_ = true;
     WindowResult r = meter_.end(window_, flop_per_iter_ * double(state_.iterations()));
-    set_counters(state_, r, flop_per_iter_, meter_.headline_source());
+    set_counters(state_, r, flop_per_iter_);
     return r;
   }
 

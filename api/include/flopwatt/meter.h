@@ -79,6 +79,23 @@ struct WindowResult {
   std::vector<std::string> notes;
 };
 
+// How a Google Benchmark row names the source of its energy counters
+// (flopwatt/benchmark.h's set_counters writes it; `flopwatt report` and
+// `compare` read it back), so every row says where its joules come from:
+// "energy from <id>", then "; low confidence: <why>" where it is low (any
+// note after the id starts with "; "); a loop with no energy counters says
+// "no energy counters: <why>".
+inline constexpr const char* kLabelSource = "energy from ";
+inline constexpr const char* kLabelLow = "; low confidence: ";
+
+// The source a label of that form names; nullopt for any other label.
+inline std::optional<std::string> label_source(const std::string& label) {
+  const std::string prefix = kLabelSource;
+  if (label.rfind(prefix, 0) != 0) return std::nullopt;
+  const std::size_t end = label.find("; ", prefix.size());
+  return label.substr(prefix.size(), end == std::string::npos ? std::string::npos : end - prefix.size());
+}
+
 class FLOPWATT_PUBLIC Meter {
  public:
   // A handle of an open window; ending it twice, or a handle of another
@@ -101,7 +118,11 @@ class FLOPWATT_PUBLIC Meter {
   // time only and headline_why says why.
   bool active() const;
   std::vector<SourceInfo> sources() const;
-  // The source the headline comes from when nothing refuses it in a window.
+  // The headline source of the last window judged (by end() or result()),
+  // nullopt before any or when that window had none. Each window is judged
+  // on its own: WindowResult::headline is the source of its figures, and two
+  // windows may have different ones (a counter that stopped, a battery that
+  // began charging); there is no meter-wide headline chosen in advance.
   std::optional<std::string> headline_source() const;
 
   // Opens a window now. Cheap: a clock read and a slot; no allocation once a

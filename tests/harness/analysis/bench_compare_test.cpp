@@ -115,20 +115,31 @@ TEST_F(BenchCompare, TimeAndEnergyCountersPerBenchmarkWithUTest) {
   EXPECT_EQ(bench_comparison_csv(c).substr(0, 12), "name,metric,");
 }
 
+// Each loop's label names its own energy source (flopwatt/meter.h's label format): a row whose
+// loops name the same source on both sides compares its energy, marked where a loop was low
+// confidence; a row whose sides name different sources compares time only and says why.
 TEST_F(BenchCompare, DifferentEnergySourcesAndLowConfidenceAreSaid) {
-  json a = {{"context", {{"flopwatt_power_headline", "battery:BAT0"}}}, {"benchmarks", json::array()}};
-  json b = {{"context", {{"flopwatt_power_headline", "rapl-powercap:package-0"}}}, {"benchmarks", json::array()}};
+  const std::string per_loop = "per loop: each row's label names its own judged source";
+  json a = {{"context", {{"flopwatt_power_headline", per_loop}}}, {"benchmarks", json::array()}};
+  json b = a;
   for (int i = 0; i < 3; ++i) {
-    a["benchmarks"].push_back(rep("x", i, 1, 1, "ns", {{"W", 5.0 + i}}, "energy low-confidence: window 0.5 s"));
-    b["benchmarks"].push_back(rep("x", i, 1, 1, "ns", {{"W", 6.0 + i}}));
+    a["benchmarks"].push_back(rep("x", i, 1, 1, "ns", {{"W", 5.0 + i}}, "energy from battery:BAT0; low confidence: window 0.5 s"));
+    b["benchmarks"].push_back(rep("x", i, 1, 1, "ns", {{"W", 6.0 + i}}, "energy from battery:BAT0"));
+    a["benchmarks"].push_back(rep("y", i, 1, 1, "ns", {{"W", 5.0 + i}}, "energy from battery:BAT0"));
+    b["benchmarks"].push_back(rep("y", i, 1, 1, "ns", {{"W", 6.0 + i}}, "energy from rapl-powercap:package-0"));
   }
   const BenchComparison c = compare_bench(load_bench_json(write(dir_ / "a.json", a)),
                                           load_bench_json(write(dir_ / "b.json", b)));
-  ASSERT_EQ(c.notes.size(), 1u);
-  EXPECT_NE(c.notes[0].find("battery:BAT0"), std::string::npos);
-  ASSERT_EQ(c.rows.size(), 1u);
+  ASSERT_EQ(c.rows.size(), 2u);
   EXPECT_TRUE(c.rows[0].low_confidence_energy);
+  EXPECT_TRUE(c.rows[0].energy_note.empty()) << c.rows[0].energy_note;
   EXPECT_NE(bench_comparison_markdown(c).find("W (low confidence)"), std::string::npos);
+  // y: battery against package, no W compared.
+  EXPECT_NE(c.rows[1].energy_note.find("A: battery:BAT0, B: rapl-powercap:package-0"), std::string::npos)
+      << c.rows[1].energy_note;
+  for (const auto& m : c.rows[1].metrics) EXPECT_NE(m.metric, "W");
+  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_EQ(c.notes[0].rfind("y: energy from different sources", 0), 0u) << c.notes[0];
 }
 
 TEST_F(BenchCompare, NotBenchJsonIsAnInputErrorNamingTheFile) {

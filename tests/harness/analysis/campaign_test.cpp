@@ -151,7 +151,6 @@ Run laptop_run(bool mains) {
   Run r;
   r.run_id = "x";
   r.context["ac_online"] = mains;
-  r.headline_source = "battery:BAT0";
   r.power_sources = {{"battery:BAT0", "battery", "gauge", true, {}, {}, 1.0, false, {}},
                      {"rapl-powercap:package-0", "package", "counter", true, {}, {}, 0.001, false, {}}};
   return r;

@@ -55,7 +55,6 @@ Run make_run(const std::string& id, std::vector<Measurement> ms) {
   r.run_id = id;
   r.complete = true;
   r.context = {{"cpu", "Test CPU"}, {"threads", 2}, {"ac_online", true}, {"battery_percent", 90.0}};
-  r.headline_source = "rapl-powercap:package-0";
   r.power_sources = {{"rapl-powercap:package-0", "package", "counter", true, {}, {}, 0.001, false, {}}};
   r.measurements = std::move(ms);
   return r;
@@ -97,7 +96,6 @@ TEST(Report, RatioOfMediansWithIntervalsFromBothSpreads) {
 
 TEST(Report, EnergySourceChoiceAndExclusion) {
   flopwatt::Run r = make_run("x", {});
-  r.headline_source = "battery:BAT0";
   r.power_sources.push_back({"battery:BAT0", "battery", "gauge", true, {}, {}, 1.0, false, {}});
   r.power_sources.push_back({"rapl-powercap:core-0", "core", "counter", true, {}, {}, 0.001, false, {}});
   Measurement m = row("qkv", "cpu:llmc", kSlow);
@@ -129,7 +127,6 @@ TEST(Report, EnergySourceChoiceAndExclusion) {
 TEST(Report, FlopPerJouleRatioOnlyFromASharedSource) {
   flopwatt::Run mains = make_run("m", {}), battery = make_run("b", {});
   for (auto* r : {&mains, &battery}) {
-    r->headline_source = "battery:BAT0";
     r->power_sources.push_back({"battery:BAT0", "battery", "gauge", true, {}, {}, 1.0, false, {}});
   }
   battery.context["ac_online"] = false;

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 
@@ -54,8 +55,77 @@ TEST_F(MeasureTest, TheChildsExitStatusPassesThrough) {
   EXPECT_EQ(run_command_line(measure("--power none", "b") + " -- sh -c 'exit 3'").code, 3);
   // Killed by SIGTERM: 128 + 15, as a shell reports it.
   EXPECT_EQ(run_command_line(measure("--power none", "c") + " -- sh -c 'kill -TERM $$'").code, 143);
-  // The run is kept either way.
+  // The run is kept either way, as what happened: incomplete, with the child's fate.
   EXPECT_EQ(run_json("b")["measurements"][0]["reps"], 1);
+  EXPECT_TRUE(run_json("a")["complete"].get<bool>());
+  EXPECT_EQ(run_json("a")["context"]["measured_exit"]["status"], 0);
+  const json b = run_json("b");
+  EXPECT_FALSE(b["complete"].get<bool>());
+  EXPECT_EQ(b["context"]["measured_exit"]["status"], 3);
+  EXPECT_TRUE(b["context"]["measured_exit"]["signal"].is_null());
+  EXPECT_NE(b["context"]["incomplete_reason"].get<std::string>().find("exited with status 3"), std::string::npos);
+  const json c = run_json("c");
+  EXPECT_FALSE(c["complete"].get<bool>());
+  EXPECT_EQ(c["context"]["measured_exit"]["signal"], 15);
+  EXPECT_EQ(c["context"]["measured_exit"]["signal_name"], "SIGTERM");
+  EXPECT_NE(c["context"]["incomplete_reason"].get<std::string>().find("killed by signal 15"), std::string::npos);
+  // A program that cannot start leaves a run without a measurement, incomplete and saying why.
+  EXPECT_EQ(run_command_line(measure("--power none", "d") + " -- /nonexistent/prog").code, 127);
+  const json d = run_json("d");
+  EXPECT_FALSE(d["complete"].get<bool>());
+  EXPECT_TRUE(d["measurements"].empty());
+  EXPECT_FALSE(d["context"]["measured_exit"]["started"].get<bool>());
+}
+
+// The store records what happened: `store ls` shows a failed program's run as incomplete.
+TEST_F(MeasureTest, TheStoreKeepsAFailedProgramsRunAsIncomplete) {
+  const std::string store = (dir_ / "s.db").string();
+  const std::string base = std::string(FLOPWATT_BINARY) + " measure --power none --store " + store + " --out ";
+  ASSERT_EQ(run_command_line(base + (dir_ / "ok").string() + " -- true").code, 0);
+  ASSERT_EQ(run_command_line(base + (dir_ / "bad").string() + " -- sh -c 'exit 3'").code, 3);
+  const CommandResult ls = run_command_line(std::string(FLOPWATT_BINARY) + " store ls --format json --store " + store);
+  ASSERT_EQ(ls.code, 0) << ls.err;
+  const json runs = json::parse(ls.out);
+  ASSERT_EQ(runs.size(), 2u) << ls.out;
+  std::map<std::string, bool> complete;
+  for (const auto& r : runs) complete[r["run_id"].get<std::string>()] = r["complete"].get<bool>();
+  EXPECT_TRUE(complete.at(run_json("ok")["run_id"].get<std::string>()));
+  EXPECT_FALSE(complete.at(run_json("bad")["run_id"].get<std::string>()));
+}
+
+// `history` keeps each command line its own series: `sleep 0.05` and `sleep 0.1` are two programs'
+// runs, never one series with a "change" between them; an op the store does not hold lists those it does.
+TEST_F(MeasureTest, HistoryKeysAProgramsSeriesByItsWholeCommandLine) {
+  const std::string store = (dir_ / "h.db").string();
+  const char* runs[][2] = {{"h0", "0.05"}, {"h1", "0.1"}, {"h2", "0.05"}};
+  for (const auto& [name, secs] : runs) {
+    const std::string out = (dir_ / name).string();
+    ASSERT_EQ(run_command_line(std::string(FLOPWATT_BINARY) + " measure --power none --store " + store + " --out " +
+                               out + " -- sleep " + secs).code, 0);
+  }
+  const std::string hist = std::string(FLOPWATT_BINARY) + " history median_s --store " + store;
+  const CommandResult h = run_command_line(hist + " --format json");
+  ASSERT_EQ(h.code, 0) << h.err;
+  std::map<std::string, int> per_series;
+  for (const auto& p : json::parse(h.out)) ++per_series[p["configuration"].get<std::string>()];
+  EXPECT_EQ(per_series, (std::map<std::string, int>{{"sleep 0.05", 2}, {"sleep 0.1", 1}})) << h.out;
+  const CommandResult bad = run_command_line(hist + " --op nosuchop");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.err.find("sleep 0.05"), std::string::npos) << bad.err;
+}
+
+// Without a power source and without --flop, a program's time is still what report shows;
+// with --flop, FLOP/s is printed whether or not any source is sampled.
+TEST_F(MeasureTest, TimeWithoutFlopAndFlopPerSecondWithoutPowerAreShown) {
+  CommandResult r = run_command_line(measure("--power none --flop 2e9", "f") + " -- sleep 0.1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("GFLOP/s"), std::string::npos) << r.err;
+  r = run_command_line(measure("--power none", "g") + " -- sleep 0.1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const CommandResult rep = run_command_line(std::string(FLOPWATT_BINARY) + " report " + (dir_ / "g").string());
+  ASSERT_EQ(rep.code, 0) << rep.err;
+  EXPECT_EQ(rep.out.find("No comparable measurements"), std::string::npos) << rep.out;
+  EXPECT_NE(rep.out.find("| sleep 0.1 |"), std::string::npos) << rep.out;
 }
 
 TEST_F(MeasureTest, ACommandThatCannotStartIs127Or126WithAMessage) {
@@ -128,6 +198,20 @@ TEST_F(MeasureTest, RepeatGivesTheSpreadAndStopsAtAFailure) {
   r = run_command_line(measure("--power none --repeat 3", "b") + " -- false");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(run_json("b")["measurements"][0]["reps"], 1);
+  EXPECT_FALSE(run_json("b")["complete"].get<bool>());
+  // The second of three runs fails: the figures are over the first alone, never a median over
+  // a failed run, and the run says which repetition failed.
+  const fs::path flag = dir_ / "ran-once";
+  r = run_command_line(measure("--power none --repeat 3", "c") + " -- sh -c 'test -e " + flag.string() +
+                       " && exit 4; touch " + flag.string() + "; sleep 0.2'");
+  EXPECT_EQ(r.code, 4) << r.err;
+  const json c = run_json("c");
+  EXPECT_FALSE(c["complete"].get<bool>());
+  ASSERT_EQ(c["measurements"].size(), 1u);
+  EXPECT_EQ(c["measurements"][0]["reps"], 1);
+  EXPECT_GE(c["measurements"][0]["time"]["median_s"].get<double>(), 0.2);
+  EXPECT_EQ(c["context"]["measured_exit"]["repetition"], 2);
+  EXPECT_NE(r.err.find("repetition 2 of 3"), std::string::npos) << r.err;
 }
 
 }  // namespace

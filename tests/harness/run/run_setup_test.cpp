@@ -152,7 +152,7 @@ TEST_F(RunSetupTest, ABatteryPluggedInBeforeAWindowGivesItNoFlopPerJoule) {
   o_.power.power = "battery:BAT0";
   OpenRun r = open_run(o_, {}, {});
   ASSERT_TRUE(r.supply);
-  ASSERT_EQ(r.meter->headline_source(), "battery:BAT0");
+  ASSERT_EQ(r.meter->expected_headline(), "battery:BAT0");
   auto measurement = [&](std::int64_t t0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(60));
     const std::int64_t t1 = EnergyMeter::now_ns();

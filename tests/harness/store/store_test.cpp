@@ -225,17 +225,17 @@ TEST(Store, CompareFailsOnRegressionWithExit3) {
   write_run_dir(variant("slow-run", "2026-01-03T00:00:00Z", 1.2), d / "slow");
   // Directories.
   auto r = run_command_line(kBin + " compare " + (d / "base").string() + " " + (d / "same").string() +
-                            " --fail-on-regression 5 --no-store");
+                            " --fail-on-regression 5");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   r = run_command_line(kBin + " compare " + (d / "base").string() + " " + (d / "slow").string() +
-                       " --fail-on-regression 5 --no-store");
+                       " --fail-on-regression 5");
   EXPECT_EQ(r.code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("+20.0%"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("regression"), std::string::npos) << r.out;
   // Without the flag the same comparison reports but passes; a 25% threshold passes too.
-  EXPECT_EQ(run_command_line(kBin + " compare " + (d / "base").string() + " " + (d / "slow").string() + " --no-store").code, 0);
+  EXPECT_EQ(run_command_line(kBin + " compare " + (d / "base").string() + " " + (d / "slow").string()).code, 0);
   EXPECT_EQ(run_command_line(kBin + " compare " + (d / "base").string() + " " + (d / "slow").string() +
-                             " --fail-on-regression 25 --no-store").code, 0);
+                             " --fail-on-regression 25").code, 0);
   // Stored runs by id, latest and previous.
   ASSERT_EQ(run_command_line(kBin + " store import " + (d / "base").string() + " " + (d / "same").string() + " " +
                              (d / "slow").string() + " --store " + store.string()).code, 0);
