@@ -61,22 +61,23 @@ class ExternalLogSource final : public SourceBase {
   }
   ~ExternalLogSource() override { ::close(fd_); }
 
+  // A regular file's lines so far, read once through the descriptor the
+  // source keeps: a malformed or header-less log is refused before the run
+  // (ConfigError), and what it held is delivered by the first read_many.
+  void take_what_is_written(const std::string& path) {
+    drain(pending_, /*throw_on_error=*/true);
+    if (pending_.empty() && !parser_.saw_clock())
+      throw ConfigError("--power-log " + path, "holds no '# clock:' header and no 't_seconds,watts' sample",
+                        "let the meter write its '# clock: realtime|relative' header before the run, or pass a "
+                        "FIFO (mkfifo) the meter writes to during the run");
+  }
+
   std::size_t read_many(std::vector<Sample>& out) override {
     if (broken_) return 0;
     const std::size_t before = out.size();
-    char buf[4096];
-    for (;;) {
-      const ssize_t n = ::read(fd_, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;  // EAGAIN: the FIFO has nothing yet; 0: end of what is written so far
-      try {
-        parser_.feed(buf, std::size_t(n), out);
-      } catch (const ConfigError& e) {
-        broken_ = true;  // a meter that sends garbage is not trusted for the rest of the run
-        set_error(e.what());
-        break;
-      }
-    }
+    out.insert(out.end(), pending_.begin(), pending_.end());
+    pending_.clear();
+    drain(out, false);
     for (std::size_t i = before; i < out.size(); ++i) {
       if (count_ == 0) first_t_ = out[i].t_ns;
       last_t_ = out[i].t_ns;
@@ -102,10 +103,29 @@ class ExternalLogSource final : public SourceBase {
   double expected_spacing_s(double period_s) const override { return std::max(period_s, update_interval_s()); }
 
  private:
+  // Everything readable now, without blocking: a FIFO or a growing file is a
+  // stream, read on from where the last read stopped.
+  void drain(std::vector<Sample>& out, bool throw_on_error) {
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::read(fd_, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // EAGAIN: the FIFO has nothing yet; 0: end of what is written so far
+      try {
+        parser_.feed(buf, std::size_t(n), out);
+      } catch (const ConfigError& e) {
+        if (throw_on_error) throw;
+        broken_ = true;  // a meter that sends garbage is not trusted for the rest of the run
+        set_error(e.what());
+        break;
+      }
+    }
+  }
+
   int fd_;
   PowerLogParser parser_;
   bool broken_ = false;
-  std::vector<Sample> scratch_;
+  std::vector<Sample> scratch_, pending_;
   std::size_t count_ = 0;
   std::int64_t first_t_ = 0, last_t_ = 0;
   std::atomic<double> interval_s_{0};
@@ -186,44 +206,27 @@ std::string external_source_id(const std::string& path) {
 }
 
 void check_power_log(const std::string& path) {
-  bool fifo = false;
-  const int fd = open_log(path, fifo);
-  if (fifo) {  // reading would steal the meter's first lines from the run
-    ::close(fd);
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) {
+    // Never opened here: opening releases a writer blocked in open(2), and
+    // closing again leaves it writing to a pipe without a reader (SIGPIPE,
+    // pipe(7)). The run opens it once and keeps it.
+    if (::access(path.c_str(), R_OK) != 0)
+      throw ConfigError("--power-log " + path, "cannot read: " + errno_text(errno),
+                        "make the FIFO readable by this user");
     return;
   }
-  PowerLogParser p(path, monotonic_ns());
-  std::vector<Sample> out;
-  std::size_t samples = 0;
-  char buf[65536];
-  try {
-    for (;;) {
-      const ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      p.feed(buf, std::size_t(n), out);
-      samples += out.size();
-      out.clear();
-    }
-    p.finish(out);
-    samples += out.size();
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
-  // A regular file is read once, before the run: with no sample in it, every
-  // window would have no energy from it; a meter still writing is a FIFO.
-  if (samples == 0)
-    throw ConfigError("--power-log " + path, "holds no 't_seconds,watts' sample",
-                      "pass the meter's log once it has samples, or a FIFO (mkfifo) the meter writes to during the run");
+  open_power_log(path);
 }
 
 std::unique_ptr<PowerSource> open_power_log(const std::string& path) {
-  check_power_log(path);
   bool fifo = false;
   const int fd = open_log(path, fifo);
-  return std::make_unique<ExternalLogSource>(path, fd);
+  auto src = std::make_unique<ExternalLogSource>(path, fd);
+  // A FIFO's lines belong to the run; a regular file (finished, or still
+  // growing) is checked through the descriptor the source keeps reading.
+  if (!fifo) src->take_what_is_written(path);
+  return src;
 }
 
 }  // namespace flopwatt::power

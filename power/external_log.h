@@ -25,6 +25,7 @@ class PowerLogParser {
   // Parses a final line without a newline (end of a finished file).
   void finish(std::vector<Sample>& out);
   std::size_t dropped_out_of_order() const { return dropped_; }
+  bool saw_clock() const { return clock_ != Clock::Unknown; }
 
  private:
   enum class Clock { Unknown, Realtime, Relative };
@@ -42,11 +43,15 @@ class PowerLogParser {
 // "external:" + the file name without directory and extension.
 std::string external_source_id(const std::string& path);
 
-// Validates what the log holds now (a FIFO is only opened, never consumed);
-// throws ConfigError for a missing file, a missing clock header or a malformed line.
+// Validates what the log holds now; throws ConfigError for a missing file, a
+// log with neither a clock header nor a sample, or a malformed line. A FIFO is
+// not opened (only its permissions checked): opening and closing it would
+// leave its writer without a reader. A file with only its header is a meter
+// that has just started: accepted, and read on as it grows.
 void check_power_log(const std::string& path);
 
-// Opens the log as a source; throws ConfigError like check_power_log.
+// Opens the log as a source, once: a FIFO or a growing file is read as a
+// stream through that one descriptor. Throws ConfigError like check_power_log.
 std::unique_ptr<PowerSource> open_power_log(const std::string& path);
 
 }  // namespace flopwatt::power

@@ -25,12 +25,20 @@ const char* headline_rule_text() {
          "machine runs from it alone (discharging for the whole window with no adapter online); a sum "
          "replaces its parts; never a figure that fails the physics checks (a wall, psys, package or battery "
          "domain under load below 0.5 W or any domain above 2000 W, a counter that does not advance, FLOP/J "
-         "above 1e12 for a CPU or 1e13 for an NPU); if no source has adequate confidence, the widest usable "
+         "above 1e12 for a CPU or 1e13 for an NPU or GPU); never a device beside the one that did the work (a "
+         "discrete GPU's board, a drive, a platform sensor or an unknown device for CPU work); if no source has adequate confidence, the widest usable "
          "one, marked low confidence";
 }
 
 DeviceClass device_class_of_backend(const std::string& backend) {
-  return backend.rfind("npu:", 0) == 0 ? DeviceClass::Npu : DeviceClass::Cpu;
+  if (backend.rfind("npu:", 0) == 0) return DeviceClass::Npu;
+  if (backend.rfind("gpu:", 0) == 0) return DeviceClass::Gpu;
+  return DeviceClass::Cpu;
+}
+
+bool domain_measures(const std::string& domain, DeviceClass device) {
+  if (domain == "gpu") return device == DeviceClass::Gpu;
+  return domain != "storage" && domain != "platform" && domain != "device";
 }
 
 namespace {
@@ -50,6 +58,12 @@ bool whole_or_package(const std::string& domain) {
 Usability figure_usability(const HeadlineCandidate& c) {
   auto no = [](std::string why) { return Usability{false, std::move(why)}; };
   if (!c.has_energy) return no("no energy for this window");
+  if (!domain_measures(c.domain, c.device)) {
+    const char* work = c.device == DeviceClass::Npu ? "NPU" : c.device == DeviceClass::Gpu ? "GPU" : "CPU";
+    if (c.domain == "gpu") return no(std::string("a discrete GPU's power, not the ") + work + "'s work");
+    return no(std::string("a ") + (c.domain == "storage" ? "drive's" : c.domain == "platform" ? "platform sensor's" : "device's") +
+              " power: what it meters is not the " + work + "'s work");
+  }
   if (c.domain == "battery") {
     // Documentation/ABI/testing/sysfs-class-power: a battery's power_now and
     // current_now are its own flow; with an adapter online that is at most the
@@ -77,11 +91,13 @@ Usability figure_usability(const HeadlineCandidate& c) {
       return no(watts(w) + " is above the 2000 W no client machine draws through one domain: a unit error");
   }
   if (c.flop_per_j) {
-    const double bound = c.device == DeviceClass::Npu ? kMaxFlopPerJNpu : kMaxFlopPerJCpu;
+    // A GPU is held to the NPU's bound: accelerators at low precision reach
+    // about a TFLOP/J, an order of magnitude below it.
+    const double bound = c.device == DeviceClass::Cpu ? kMaxFlopPerJCpu : kMaxFlopPerJNpu;
     if (*c.flop_per_j > bound) {
       char b[160];
       std::snprintf(b, sizeof b, "%.3g FLOP/J is past the %.0e FLOP/J no %s reaches: a unit or counter error",
-                    *c.flop_per_j, bound, c.device == DeviceClass::Npu ? "NPU" : "CPU");
+                    *c.flop_per_j, bound, c.device == DeviceClass::Npu ? "NPU" : c.device == DeviceClass::Gpu ? "GPU" : "CPU");
       return no(b);
     }
   }

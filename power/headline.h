@@ -13,9 +13,20 @@ namespace flopwatt::power {
 enum class ChargeState { NotBattery, Discharging, Charging, Idle, Unknown, Changed };
 const char* to_string(ChargeState s);  // "discharging", "charging", "idle", ...
 
-// What did the work a window measured: bounds the FLOP/J a figure may claim.
-enum class DeviceClass { Cpu, Npu };
-DeviceClass device_class_of_backend(const std::string& backend);  // "npu:..." -> Npu, else Cpu
+// What did the work a window measured: bounds the FLOP/J a figure may claim,
+// and which device's power may stand for it.
+enum class DeviceClass { Cpu, Npu, Gpu };
+// "npu:..." -> Npu, "gpu:..." -> Gpu, else Cpu
+DeviceClass device_class_of_backend(const std::string& backend);
+
+// Whether a source of `domain` can measure work done on `device`. The domains
+// of a device beside the CPU -- a discrete GPU's board ("gpu"), a drive
+// ("storage"), a board or firmware sensor that does not say what it meters
+// ("platform"), a chip no kernel source tells flopwatt about ("device") --
+// measure that device, never the CPU's or the NPU's work; "gpu" measures a
+// GPU's own work. power/hwmon.h's hwmon_device_class gives hwmon sources
+// these domains from the driver and the device.
+bool domain_measures(const std::string& domain, DeviceClass device);
 
 // The physics bounds figure_usability applies, stated once (README quotes them).
 // A laptop or desktop package, psys, battery or wall domain draws at least
@@ -57,7 +68,7 @@ struct HeadlineCandidate {
 // and why not: supply state (a battery only while the machine runs from it
 // alone), a figure at all, physical plausibility (a floor and a ceiling on
 // the power of a whole-machine or package domain under load, a counter that
-// does not advance, a FLOP/J past what the device class can reach). The one
+// does not advance, a domain of another device than the one that did the work, a FLOP/J past what the device class can reach). The one
 // judgement every front end applies, through choose_headline or directly.
 struct Usability {
   bool usable = true;

@@ -117,6 +117,7 @@ std::vector<HwmonChannel> scan_hwmon_sysfs(const std::string& root) {
       c.update_interval_s = interval;
       c.label = read_trimmed(join_path(dir, kind + idx + "_label")).value_or(kind + idx);
       const std::string key = kind + idx;
+      c.channel = key;
       auto it = by_key.find(key);
       // Instantaneous input integrates better than the driver's own average.
       if (it == by_key.end() || what == "input") by_key[key] = c;
@@ -142,28 +143,100 @@ std::optional<double> read_hwmon_channel(const HwmonChannel& c, int* err) {
   return double(raw) * c.scale;
 }
 
-std::string hwmon_domain(const HwmonChannel& c) {
-  const std::string chip = c.chip.substr(0, c.chip.find('-'));
-  if (chip == "amdgpu") {
-    // The gpu_metrics blob starts with metrics_table_header (structure_size
-    // u16, format_revision u8, content_revision u8; drivers/gpu/drm/amd/
-    // include/kgd_pp_interface.h). Format 1 is a discrete GPU's table; 2 is
-    // the APU table and 3 the newer APU one (gpu_metrics_v3_0, Strix Point
-    // and Krackan Point): on an APU, PPT is the whole package.
-    if (!c.hwmon_dir.empty()) {
-      auto t = read_text(join_path(join_path(c.hwmon_dir, "device"), "gpu_metrics"));
-      if (t.ok && t.text.size() >= 4) {
-        const int format = static_cast<unsigned char>(t.text[2]);
-        if (format == 2 || format == 3) return "package";
-      }
-    }
-    return "gpu";
+const char* to_string(HwmonDeviceClass c) {
+  switch (c) {
+    case HwmonDeviceClass::ApuGpu: return "APU";
+    case HwmonDeviceClass::DiscreteGpu: return "discrete GPU";
+    case HwmonDeviceClass::Cpu: return "CPU";
+    case HwmonDeviceClass::Storage: return "storage";
+    case HwmonDeviceClass::Platform: return "platform sensor";
+    default: return "unknown device";
   }
-  // amd_energy (removed from the upstream kernel) and its out-of-tree
-  // successor zenergy: Esocket<N> is a socket's energy, Ecore<NNN> one core's.
-  if (chip == "amd_energy" || chip == "zenergy") return c.label.rfind("Esocket", 0) == 0 ? "package" : "one-core";
+}
+
+namespace {
+
+std::string base_chip(const HwmonChannel& c) { return c.chip.substr(0, c.chip.find('-')); }
+
+// amdgpu on an APU or on a board of its own, from what the driver itself
+// shows. gpu_metrics starts with metrics_table_header (structure_size u16,
+// format_revision u8, content_revision u8; drivers/gpu/drm/amd/include/
+// kgd_pp_interface.h): format 1 is a discrete GPU's table, 2 the APU table,
+// 3 the newer APU one (gpu_metrics_v3_0, Strix Point and Krackan Point).
+// Without it, the hwmon attributes amdgpu hides on APUs
+// (drivers/gpu/drm/amd/pm/amdgpu_pm.c, hwmon_attributes_visible: "Skip fan
+// attributes on APU", "no mclk on APUs", temp2/temp3 "only SOC15 dGPUs") or
+// shows only there ("only APUs ... have vddnb", in1).
+HwmonDevice amdgpu_device(const HwmonChannel& c) {
+  const std::string dir = c.hwmon_dir;
+  if (auto t = read_text(join_path(join_path(dir, "device"), "gpu_metrics")); t.ok && t.text.size() >= 4) {
+    const int format = static_cast<unsigned char>(t.text[2]);
+    if (format == 2 || format == 3)
+      return {HwmonDeviceClass::ApuGpu, "gpu_metrics format " + std::to_string(format) + " (the APU table)"};
+    if (format == 1) return {HwmonDeviceClass::DiscreteGpu, "gpu_metrics format 1 (the discrete GPU table)"};
+  }
+  if (read_trimmed(join_path(dir, "in1_label")).value_or("") == "vddnb")
+    return {HwmonDeviceClass::ApuGpu, "in1 vddnb (shown on APUs only)"};
+  for (const char* f : {"fan1_input", "pwm1", "freq2_input", "temp2_input", "temp3_input"})
+    if (path_exists(join_path(dir, f)))
+      return {HwmonDeviceClass::DiscreteGpu, std::string(f) + " (hidden on APUs)"};
+  // Nothing tells: taken as a board of its own, so its power never stands for the CPU's.
+  return {HwmonDeviceClass::DiscreteGpu, "no APU sign (gpu_metrics, in1 vddnb): taken as a discrete GPU"};
+}
+
+// The bus of the chip's parent device: "pci", "platform", "i2c", "acpi".
+std::string device_bus(const std::string& hwmon_dir) {
+  return sysfs::link_target_name(join_path(join_path(hwmon_dir, "device"), "subsystem")).value_or("");
+}
+
+}  // namespace
+
+HwmonDevice hwmon_device_class(const HwmonChannel& c) {
+  const std::string chip = base_chip(c);
+  if (chip == "amdgpu") return amdgpu_device(c);
+  // Drivers registered only for discrete boards: i915 and xe register their
+  // hwmon for discrete GPUs only (drivers/gpu/drm/i915/i915_hwmon.c,
+  // drivers/gpu/drm/xe/xe_hwmon.c: "hwmon is available only for dGfx");
+  // nouveau (drivers/gpu/drm/nouveau/nouveau_hwmon.c) and radeon drive boards
+  // whose power is the board's.
+  if (chip == "i915" || chip == "xe" || chip == "nouveau" || chip == "radeon")
+    return {HwmonDeviceClass::DiscreteGpu, chip + " registers hwmon for a graphics board"};
+  // amd_energy (Documentation/hwmon/amd_energy.rst, removed from the kernel
+  // since) and its out-of-tree successor zenergy read the RAPL MSRs; zenpower
+  // the SMU's core and SoC rails.
+  if (chip == "amd_energy" || chip == "zenergy" || chip == "zenpower")
+    return {HwmonDeviceClass::Cpu, chip + " reads the CPU's own energy or rails"};
+  // drivers/nvme/host/hwmon.c, drivers/hwmon/drivetemp.c: a drive's sensors.
+  if (chip == "nvme" || chip == "drivetemp") return {HwmonDeviceClass::Storage, chip + " is a drive's sensor"};
+  // The parent device's PCI class (include/linux/pci_ids.h: 0x03 display,
+  // 0x0108 NVM Express) when the driver is not one of the above.
+  if (auto cls = sysfs::parse_hex_0x(read_trimmed(join_path(join_path(c.hwmon_dir, "device"), "class")).value_or(""))) {
+    if ((*cls >> 16) == 0x03) return {HwmonDeviceClass::DiscreteGpu, "PCI display device (class 0x03)"};
+    if ((*cls >> 8) == 0x0108) return {HwmonDeviceClass::Storage, "PCI NVMe device (class 0x0108)"};
+  }
+  // acpi_power_meter (Documentation/hwmon/acpi_power_meter.rst) meters what
+  // the firmware chose; Super I/O and I2C monitors (nct6775, it87, ina2xx,
+  // ina3221, ...) sense the rails the board wires to them. None says which.
+  const std::string bus = device_bus(c.hwmon_dir);
+  if (chip == "acpi_power_meter" || bus == "platform" || bus == "acpi" || bus == "i2c" || bus == "isa")
+    return {HwmonDeviceClass::Platform, bus.empty() ? chip : chip + " on the " + bus + " bus"};
+  return {HwmonDeviceClass::Unknown, "driver " + chip + " is not known to measure the CPU"};
+}
+
+std::string hwmon_domain(const HwmonChannel& c) {
+  switch (hwmon_device_class(c).cls) {
+    case HwmonDeviceClass::ApuGpu: return "package";
+    case HwmonDeviceClass::DiscreteGpu: return "gpu";
+    case HwmonDeviceClass::Storage: return "storage";
+    case HwmonDeviceClass::Platform: return "platform";
+    case HwmonDeviceClass::Cpu: break;
+    default: return "device";
+  }
+  // amd_energy and zenergy: Esocket<N> is a socket's energy, Ecore<NNN> one
+  // core's; zenpower: core and SoC rails.
+  const std::string chip = base_chip(c);
   if (chip == "zenpower") return c.label.find("Core") != std::string::npos ? "core" : "uncore";
-  return "device";
+  return c.label.rfind("Esocket", 0) == 0 ? "package" : "one-core";
 }
 
 void probe_hwmon(const std::string& root, Discovery& d) {
@@ -182,6 +255,12 @@ void probe_hwmon(const std::string& root, Discovery& d) {
     chans = scan_hwmon_sysfs(root);
   }
   std::vector<std::string> chips;
+  // Two channels of one chip with one label (power1 and power2 both "PPT", or
+  // a power and an energy channel) keep their channel in the id, so their
+  // samples never mix.
+  std::map<std::string, int> label_uses;
+  for (const auto& c : chans)
+    if (c.type != HwmonChannel::Type::Temp) ++label_uses[c.chip + ":" + c.label];
   for (const auto& c : chans) {
     bool known = false;
     for (const auto& x : chips) known = known || x == c.chip;
@@ -189,16 +268,19 @@ void probe_hwmon(const std::string& root, Discovery& d) {
     if (c.type == HwmonChannel::Type::Temp) continue;
     SourceStatus s;
     s.id = "hwmon:" + c.chip + ":" + c.label;
+    if (label_uses[c.chip + ":" + c.label] > 1) s.id += ":" + c.channel;
+    const HwmonDevice dev = hwmon_device_class(c);
     s.domain = hwmon_domain(c);
     s.kind = c.type == HwmonChannel::Type::Energy ? Kind::Counter : Kind::Gauge;
     const double nominal =
         c.update_interval_s > 0 ? c.update_interval_s
                                 : (c.type == HwmonChannel::Type::Energy ? kEnergyNominalS : kPowerNominalS);
     s.update_interval_s = nominal;
-    s.note = "read through " + how;
-    if (s.domain == "gpu") s.note += "; a discrete GPU's power (gpu_metrics format 1 or none), not the CPU package";
-    if (s.domain == "package" && c.chip.rfind("amdgpu", 0) == 0)
-      s.note += "; APU (gpu_metrics format 2 or 3): PPT is the whole package's power";
+    s.note = "read through " + how + "; device class " + to_string(dev.cls) + " (" + dev.why + ")";
+    if (s.domain == "gpu") s.note += ": a discrete GPU's power, not the CPU's, never the headline for CPU work";
+    if (s.domain == "package" && dev.cls == HwmonDeviceClass::ApuGpu) s.note += ": PPT is the whole package's power";
+    if (s.domain == "platform" || s.domain == "device" || s.domain == "storage")
+      s.note += ": what it meters is not the CPU's work, never the headline";
     if (s.domain == "one-core") s.note += "; one core's energy, not all cores'";
     int err = 0;
     if (!read_hwmon_channel(c, &err)) {

@@ -92,6 +92,7 @@ std::vector<HwmonChannel> scan_hwmon_libsensors(std::string* problem) {
       c.label = label ? label : f->name;
       std::free(label);
       c.chip = name;
+      c.channel = f->name;
       c.hwmon_dir = dir;
       c.update_interval_s = interval;
       c.chip_handle = chip;

@@ -78,7 +78,17 @@ std::optional<PowerState> read_power_state(const std::string& root) {
     }
   }
   if (!any_adapter && ps.batteries.empty()) return std::nullopt;
-  if (any_adapter) {
+  if (ps.batteries.empty()) {
+    // Only adapters and ports, no system battery: a desktop whose USB-C ports
+    // register with the UCSI or a PD driver (drivers/usb/typec/ucsi/psy.c:
+    // type USB, online while a partner supplies power). A port with nothing
+    // plugged in is not the machine running from a battery it does not have;
+    // what powers it is not told (mains through a supply no driver reports).
+    ps.ac_online = any_online ? std::optional<bool>(true) : std::nullopt;
+    if (!any_online)
+      ps.ac_note = "no system battery and no supply online (USB/PD ports only): mains through a supply the "
+                   "power_supply class does not list, never on battery";
+  } else if (any_adapter) {
     ps.ac_online = any_online;
   } else {
     // No adapter entry (some USB-C and embedded chargers register none). A

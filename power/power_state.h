@@ -22,6 +22,7 @@ struct BatteryState {
 struct PowerState {
   std::optional<bool> ac_online;       // a Mains/USB supply online; nullopt when nothing tells
   bool ac_inferred = false;            // no adapter entry: guessed from the batteries' status
+  std::string ac_note;                 // why ac_online is what it is, where that is not plain
   std::vector<BatteryState> batteries;
   std::optional<double> battery_percent;  // all batteries together
 };

@@ -1,5 +1,7 @@
 #include "power/powercap_rapl.h"
 
+#include "power/headline.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -70,12 +72,24 @@ constexpr double kPlausibleZoneW = 1000;
 
 double zone_power_bound_w(const std::string& zone_dir, std::string& note) {
   double largest_uw = 0;
+  std::string ignored;
   for (int c = 0; c < 8; ++c) {
     for (const char* f : {"_power_limit_uw", "_max_power_uw"}) {
-      auto v = read_int(join_path(zone_dir, "constraint_" + std::to_string(c) + f));
-      if (v && *v > 0 && double(*v) > largest_uw) largest_uw = double(*v);
+      const std::string name = "constraint_" + std::to_string(c) + f;
+      auto v = read_int(join_path(zone_dir, name));
+      if (!v || *v <= 0) continue;
+      // Firmware fills unused limits with placeholders (4090 W, all ones):
+      // above the ceiling no domain draws (power/headline.h) a limit bounds nothing.
+      if (double(*v) * 1e-6 > kDomainCeilingW) {
+        ignored += (ignored.empty() ? "" : ", ") + name + " = " + std::to_string(std::llround(double(*v) * 1e-6)) + " W";
+        continue;
+      }
+      if (double(*v) > largest_uw) largest_uw = double(*v);
     }
   }
+  if (!ignored.empty())
+    note += "; ignored as a bound, above the " + std::to_string(std::llround(kDomainCeilingW)) +
+            " W no domain draws: " + ignored;
   if (largest_uw > 0) {
     const double w = 2 * largest_uw * 1e-6;
     note += "; a step above " + std::to_string(std::llround(w)) +

@@ -21,6 +21,7 @@ struct WindowEnergy {
   bool low_confidence = false;
   std::string why_low;     // "window 0.8 s < 3 x 1.0 s update interval", "sampling gap 45 ms"
   std::size_t samples = 0; // samples inside the window
+  double covered_s = 0;     // the part of the window the samples cover (power/window_energy.h)
 };
 
 struct SourceSamples {

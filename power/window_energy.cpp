@@ -38,6 +38,28 @@ double value_at(const std::vector<Sample>& s, std::int64_t t) {
   return a.value + f * (b.value - a.value);
 }
 
+double max_uncovered_s(const WindowRules& r) { return 2 * std::max(r.expected_spacing_s, r.update_interval_s); }
+
+namespace {
+
+// Energy over [a, b], a and b inside the samples' span: a counter's
+// interpolated difference, a gauge's trapezoid over the interpolated edges and
+// every sample strictly between them.
+double covered_energy_j(const std::vector<Sample>& s, Kind kind, std::int64_t a, std::int64_t b) {
+  if (kind == Kind::Counter) return value_at(s, b) - value_at(s, a);
+  double j = 0, pt = double(a), pv = value_at(s, a);
+  for (std::size_t i = first_at_or_after(s, a); i < s.size() && s[i].t_ns < b; ++i) {
+    if (s[i].t_ns <= a) continue;
+    j += 0.5 * (pv + s[i].value) * (double(s[i].t_ns) - pt);
+    pt = double(s[i].t_ns);
+    pv = s[i].value;
+  }
+  j += 0.5 * (pv + value_at(s, b)) * (double(b) - pt);
+  return j * 1e-9;
+}
+
+}  // namespace
+
 WindowEnergy integrate_window(const std::vector<Sample>& s, Kind kind, std::int64_t t0, std::int64_t t1,
                               const WindowRules& rules) {
   WindowEnergy w;
@@ -46,6 +68,7 @@ WindowEnergy integrate_window(const std::vector<Sample>& s, Kind kind, std::int6
     return w;
   }
   if (s.empty()) {
+    w.gap = true;
     add_reason(w, "no samples");
     return w;
   }
@@ -56,45 +79,48 @@ WindowEnergy integrate_window(const std::vector<Sample>& s, Kind kind, std::int6
   for (std::size_t i = lo; i < s.size() && s[i].t_ns <= t1; ++i) ++inside;
   w.samples = inside;
 
-  const double v0 = value_at(s, t0), v1 = value_at(s, t1);
-  if (kind == Kind::Counter) {
-    w.j = std::max(0.0, v1 - v0);
-  } else {
-    // Trapezoid over the interpolated edge values and every sample strictly inside.
-    double j = 0, pt = double(t0), pv = v0;
-    for (std::size_t i = lo; i < s.size() && s[i].t_ns < t1; ++i) {
-      if (s[i].t_ns <= t0) continue;
-      j += 0.5 * (pv + s[i].value) * (double(s[i].t_ns) - pt);
-      pt = double(s[i].t_ns);
-      pv = s[i].value;
-    }
-    j += 0.5 * (pv + v1) * (double(t1) - pt);
-    w.j = std::max(0.0, j * 1e-9);
+  // In double: stamps far apart (a corrupt source) must not overflow the difference.
+  auto span = [](std::int64_t later, std::int64_t earlier) { return double(later) - double(earlier); };
+  // What the samples cover: nothing before the first or after the last is
+  // known, so neither a gauge nor a counter is held there (window_coverage_rule).
+  const std::int64_t a = std::max(t0, s.front().t_ns), b = std::min(t1, s.back().t_ns);
+  const double covered_s = b > a ? span(b, a) * 1e-9 : 0;
+  w.covered_s = covered_s;
+  const double head_s = std::max(0.0, span(s.front().t_ns, t0) * 1e-9);
+  const double tail_s = std::max(0.0, span(t1, s.back().t_ns) * 1e-9);
+  if (covered_s <= 0 || head_s + tail_s > max_uncovered_s(rules)) {
+    w.gap = true;
+    add_reason(w, fmt("samples cover %.3g s of the %.3g s window", covered_s, dur) +
+                      fmt(" (%.3g s uncovered > 2 x %.3g s between samples): no energy figure", head_s + tail_s,
+                          std::max(rules.expected_spacing_s, rules.update_interval_s)));
+    return w;
   }
+  // An uncovered edge within the rule is shorter than the source's own sample
+  // spacing: the window's energy is the covered part's mean power over the
+  // whole window, not an edge sample held flat.
+  w.j = std::max(0.0, covered_energy_j(s, kind, a, b) * (dur / covered_s));
   w.avg_power_w = w.j / dur;
 
   if (rules.update_interval_s > 0 && dur < 3 * rules.update_interval_s)
     add_reason(w, fmt("window %.3g s < 3 x %.3g s update interval", dur, rules.update_interval_s));
 
-  // The longest stretch without samples that the result depends on. A gauge
+  // The longest stretch between samples that the result depends on. A gauge
   // depends on every sample inside the window; a counter integrates in
   // hardware, so only the two pairs of samples interpolated at the edges matter.
-  const std::size_t a = lo > 0 ? lo - 1 : 0;
-  const std::size_t b = hi < s.size() ? hi : s.size() - 1;
-  // In double: stamps far apart (a corrupt source) must not overflow the difference.
-  auto span = [](std::int64_t later, std::int64_t earlier) { return double(later) - double(earlier); };
+  const std::size_t ia = lo > 0 ? lo - 1 : 0;
+  const std::size_t ib = hi < s.size() ? hi : s.size() - 1;
   double gap = 0;
   if (kind == Kind::Gauge) {
-    for (std::size_t i = a; i < b; ++i) gap = std::max(gap, span(s[i + 1].t_ns, s[i].t_ns));
+    for (std::size_t i = ia; i < ib; ++i) gap = std::max(gap, span(s[i + 1].t_ns, s[i].t_ns));
   } else {
-    if (a + 1 <= b) gap = std::max(gap, span(s[a + 1].t_ns, s[a].t_ns));
-    if (b >= 1 && b - 1 >= a) gap = std::max(gap, span(s[b].t_ns, s[b - 1].t_ns));
+    if (ia + 1 <= ib) gap = std::max(gap, span(s[ia + 1].t_ns, s[ia].t_ns));
+    if (ib >= 1 && ib - 1 >= ia) gap = std::max(gap, span(s[ib].t_ns, s[ib - 1].t_ns));
   }
-  if (s[a].t_ns > t0) gap = std::max(gap, span(s[a].t_ns, t0));
-  if (s[b].t_ns < t1) gap = std::max(gap, span(t1, s[b].t_ns));
+  gap = std::max(gap, (head_s + tail_s) * 1e9);
   if (rules.expected_spacing_s > 0 && double(gap) * 1e-9 > 2 * rules.expected_spacing_s)
     add_reason(w, fmt("sampling gap %.0f ms > 2 x %.0f ms", double(gap) * 1e-6, rules.expected_spacing_s * 1e3));
 
+  const double v0 = value_at(s, t0), v1 = value_at(s, t1);
   if (kind == Kind::Counter && v1 == v0 && inside >= 2 && dur > 3 * rules.update_interval_s)
     add_reason(w, fmt("counter did not change over the %.3g s window (stopped updating?)", dur));
   return w;

@@ -15,6 +15,16 @@ struct WindowRules {
   double expected_spacing_s = 0;  // how often the sampler reads it
 };
 
+// The coverage rule, the one place it lives: energy comes only from time the
+// source's samples cover. Before a source's first sample and after its last
+// nothing is known, so no value is held there; when those uncovered edges
+// together exceed max_uncovered_s (two of the source's sample spacings or
+// update intervals, whichever is longer) -- an external log whose stamps lie
+// outside the window, a log that ends before the program does -- the window is
+// a gap with no energy figure and the reason ("samples cover 1 s of the 3 s
+// window"). Within it, the covered part's mean power stands for the window.
+double max_uncovered_s(const WindowRules& rules);
+
 // samples: sorted by t_ns. Never negative.
 WindowEnergy integrate_window(const std::vector<Sample>& samples, Kind kind, std::int64_t t0_ns,
                               std::int64_t t1_ns, const WindowRules& rules);

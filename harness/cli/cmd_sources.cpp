@@ -134,6 +134,7 @@ void print_table(const SourcesOptions& o, const std::string& root, const power::
     std::string line = "\npower: ";
     line += ps->ac_online ? (*ps->ac_online ? "on mains" : "on battery") : "mains state unknown";
     if (ps->ac_inferred) line += " (inferred from battery status)";
+    if (!ps->ac_note.empty()) line += " (" + ps->ac_note + ")";
     for (const auto& b : ps->batteries)
       line += fmt::format("; {} {} {}", b.name, b.percent ? fmt::format("{:.0f}%", *b.percent) : "?%",
                           power::to_string(b.status));

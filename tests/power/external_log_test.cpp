@@ -3,14 +3,17 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <thread>
 
 #include "fixture_tree.h"
 #include "power/clock.h"
+#include "power/sampler.h"
 
 using namespace flopwatt::power;
 using flopwatt::power::testing::FixtureTree;
@@ -154,4 +157,117 @@ TEST(ExternalLog, FifoDeliversLinesAsTheyArrive) {
   writer.join();
   EXPECT_EQ(src->read_many(out), 3u);
   EXPECT_DOUBLE_EQ(out.back().value, 32.0);
+}
+
+namespace {
+
+// A meter writing to a FIFO as a separate process, with SIGPIPE at its
+// default action (as a shell pipeline's writer has it): it blocks in open(2)
+// until a reader opens, then writes a line every 20 ms for `lines` lines.
+pid_t fifo_writer(const std::string& fifo, int lines) {
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  ::signal(SIGPIPE, SIG_DFL);
+  const int fd = ::open(fifo.c_str(), O_WRONLY);
+  if (fd < 0) ::_exit(3);
+  const char* head = "# clock: relative\n";
+  if (::write(fd, head, std::strlen(head)) < 0) ::_exit(4);
+  for (int i = 0; i < lines; ++i) {
+    ::usleep(20000);
+    char l[64];
+    const int n = std::snprintf(l, sizeof l, "%.2f,%d\n", 0.02 * i, 30 + i);
+    if (::write(fd, l, std::size_t(n)) != n) ::_exit(5);
+  }
+  ::close(fd);
+  ::_exit(0);
+}
+
+// How the writer ended: "exit N" or "signal N".
+std::string ended(pid_t pid) {
+  int st = 0;
+  if (::waitpid(pid, &st, 0) != pid) return "lost";
+  if (WIFSIGNALED(st)) return "signal " + std::to_string(WTERMSIG(st));
+  return "exit " + std::to_string(WEXITSTATUS(st));
+}
+
+}  // namespace
+
+TEST(ExternalLog, CheckingAFifoNeverReleasesItsWriterIntoAClosedPipe) {
+  FixtureTree t;
+  const std::string fifo = t.path("meter.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const pid_t w = fifo_writer(fifo, 10);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the writer waits in open(2)
+  // The command line is checked before the run starts; opening and closing
+  // the FIFO there let the writer's open return into a pipe with no reader.
+  EXPECT_NO_THROW(check_power_log(fifo));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto src = open_power_log(fifo);  // the run's one open
+  std::vector<Sample> out;
+  for (int i = 0; i < 100 && out.size() < 10; ++i) {
+    src->read_many(out);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(ended(w), "exit 0") << "the meter must not die of SIGPIPE";
+  EXPECT_EQ(out.size(), 10u);
+}
+
+TEST(ExternalLog, DiscoveryOpensAFifoOnceAndReadsItAsAStream) {
+  FixtureTree t;
+  const std::string fifo = t.path("meter.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const pid_t w = fifo_writer(fifo, 10);
+  DiscoverOptions o;
+  o.root = t.root();
+  o.power_log = fifo;
+  Discovery d = discover(o);
+  PowerSource* src = nullptr;
+  for (auto& s : d.sources)
+    if (s->id() == "external:meter") src = s.get();
+  ASSERT_TRUE(src);
+  std::vector<Sample> out;
+  for (int i = 0; i < 100 && out.size() < 10; ++i) {
+    src->read_many(out);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(ended(w), "exit 0");
+  EXPECT_EQ(out.size(), 10u);
+}
+
+TEST(ExternalLog, AGrowingFileWithOnlyItsHeaderIsReadAsItGrows) {
+  FixtureTree t;
+  t.write("wall.csv", "# clock: relative\n");  // the meter has just started
+  EXPECT_NO_THROW(check_power_log(t.path("wall.csv")));
+  auto src = open_power_log(t.path("wall.csv"));
+  std::vector<Sample> out;
+  EXPECT_EQ(src->read_many(out), 0u);
+  FILE* f = std::fopen(t.path("wall.csv").c_str(), "a");
+  std::fputs("0.0,40\n0.1,41\n", f);
+  std::fclose(f);
+  EXPECT_EQ(src->read_many(out), 2u);
+  // A file with neither header nor sample is not a power log.
+  t.write("empty.csv", "");
+  EXPECT_THROW(check_power_log(t.path("empty.csv")), ConfigError);
+}
+
+TEST(ExternalLog, ALogWhoseSamplesLieOutsideTheWindowGivesNoFigure) {
+  // Stamps a day old on the realtime clock: the sampler gets them, but they
+  // cover none of the window.
+  FixtureTree t;
+  const double day_ago = double(realtime_ns()) * 1e-9 - 86400;
+  std::string text = "# clock: realtime\n";
+  for (int i = 0; i < 5; ++i) text += std::to_string(day_ago + i) + ",20\n";
+  t.write("old.csv", text);
+  std::vector<std::unique_ptr<PowerSource>> v;
+  v.push_back(open_power_log(t.path("old.csv")));
+  Sampler sp(std::move(v), 0.01);
+  sp.start();
+  const std::int64_t t0 = Sampler::now_ns();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const std::int64_t t1 = Sampler::now_ns();
+  const WindowEnergy w = sp.energy("external:old", t0, t1);
+  sp.stop();
+  EXPECT_TRUE(w.gap);
+  EXPECT_EQ(w.j, 0.0);
+  EXPECT_NE(w.why_low.find("samples cover 0 s of the"), std::string::npos) << w.why_low;
 }

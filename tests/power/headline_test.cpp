@@ -198,3 +198,28 @@ TEST(Headline, ARefusedWiderSourceFallsThroughToTheNextUsable) {
   EXPECT_EQ(*c.source, "rapl-powercap:package-0");
   EXPECT_NE(c.why.find("rapl-powercap:psys-0: does not advance"), std::string::npos) << c.why;
 }
+
+// A desktop whose RAPL is root-only: a discrete GPU's board power (52 W,
+// amdgpu power1) was the headline of a CPU GEMM with confidence "ok"; an
+// unlabelled platform sensor (270 W) was too when RAPL had frozen.
+TEST(Headline, ADeviceBesideTheCpuIsNeverTheHeadlineOfCpuWork) {
+  for (const char* domain : {"gpu", "platform", "storage", "device"}) {
+    const HeadlineCandidate c = measured(std::string("hwmon:x:") + domain, domain, 52, 2e9);
+    const Usability u = figure_usability(c);
+    EXPECT_FALSE(u.usable) << domain;
+    EXPECT_NE(u.why.find("not the CPU's work"), std::string::npos) << u.why;
+    EXPECT_FALSE(choose_headline({c}).source) << domain;
+    EXPECT_FALSE(choose_headline({c}, domain).source) << domain << " even when asked for by domain";
+  }
+  // Beside a frozen package counter, nothing qualifies: no figure rather than the GPU's.
+  const auto c = choose_headline({measured("rapl-powercap:package-0", "package", 0.0, 0),
+                                  measured("hwmon:amdgpu:PPT", "gpu", 52, 2e9)});
+  EXPECT_FALSE(c.source);
+  EXPECT_NE(c.why.find("hwmon:amdgpu:PPT: a discrete GPU's power"), std::string::npos) << c.why;
+  // The GPU's own work may take its board's power.
+  HeadlineCandidate gpu = measured("hwmon:amdgpu:PPT", "gpu", 52, 2e10);
+  gpu.device = device_class_of_backend("gpu:rocm");
+  EXPECT_TRUE(figure_usability(gpu).usable);
+  EXPECT_TRUE(domain_measures("package", DeviceClass::Cpu));
+  EXPECT_FALSE(domain_measures("gpu", DeviceClass::Npu));
+}

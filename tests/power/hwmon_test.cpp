@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "fixture_tree.h"
 
 using namespace flopwatt::power;
@@ -154,4 +156,91 @@ TEST(Hwmon, GarbageAndImpossiblePowerAreNotReadings) {
   }
   t.write("sys/class/hwmon/hwmon3/power1_input", "14000000\n");
   EXPECT_DOUBLE_EQ(s->read()->value, 14.0);
+}
+
+namespace {
+
+// amdgpu's hwmon attributes as drivers/gpu/drm/amd/pm/amdgpu_pm.c shows them
+// (hwmon_attributes_visible): a board of its own has a fan, mclk (freq2) and
+// junction/memory temperatures; an APU has vddnb (in1) and none of those.
+void amdgpu_chip(const FixtureTree& t, const std::string& hw, bool apu) {
+  const std::string p = "sys/class/hwmon/" + hw + "/";
+  t.write(p + "name", "amdgpu\n");
+  t.write(p + "power1_average", apu ? "14000000\n" : "52000000\n");
+  t.write(p + "power1_label", "PPT\n");
+  t.write(p + "temp1_input", "45000\n");
+  if (apu) {
+    t.write(p + "in1_input", "1000\n");
+    t.write(p + "in1_label", "vddnb\n");
+  } else {
+    t.write(p + "fan1_input", "800\n");
+    t.write(p + "pwm1", "80\n");
+    t.write(p + "freq2_input", "96000000\n");
+    t.write(p + "temp2_input", "50000\n");
+  }
+}
+
+}  // namespace
+
+TEST(Hwmon, AmdgpuWithoutGpuMetricsIsClassedByTheAttributesTheDriverShows) {
+  FixtureTree t;
+  amdgpu_chip(t, "hwmon1", false);
+  amdgpu_chip(t, "hwmon2", true);
+  Discovery d;
+  probe_hwmon(t.root(), d);
+  ASSERT_TRUE(source(d, "hwmon:amdgpu:PPT"));
+  ASSERT_TRUE(source(d, "hwmon:amdgpu-1:PPT"));
+  EXPECT_EQ(source(d, "hwmon:amdgpu:PPT")->domain(), "gpu");
+  EXPECT_EQ(source(d, "hwmon:amdgpu-1:PPT")->domain(), "package");
+  EXPECT_NE(status(d, "hwmon:amdgpu:PPT")->note.find("discrete GPU (fan1_input"), std::string::npos)
+      << status(d, "hwmon:amdgpu:PPT")->note;
+  EXPECT_NE(status(d, "hwmon:amdgpu-1:PPT")->note.find("APU (in1 vddnb"), std::string::npos)
+      << status(d, "hwmon:amdgpu-1:PPT")->note;
+}
+
+TEST(Hwmon, DeviceClassFromDriverAndBus) {
+  FixtureTree t;
+  // drivers/gpu/drm/i915/i915_hwmon.c: discrete boards only.
+  t.write("sys/class/hwmon/hwmon0/name", "i915\n");
+  t.write("sys/class/hwmon/hwmon0/energy1_input", "123456789\n");
+  // An unlabelled channel of a board sensor (drivers/hwmon/acpi_power_meter.c).
+  t.write("sys/class/hwmon/hwmon1/name", "acpi_power_meter\n");
+  t.write("sys/class/hwmon/hwmon1/power1_average", "270000000\n");
+  // An unknown driver under a PCI display device (class 0x030000).
+  t.write("sys/class/hwmon/hwmon2/name", "someboard\n");
+  t.write("sys/class/hwmon/hwmon2/power1_input", "30000000\n");
+  t.write("sys/class/hwmon/hwmon2/device/class", "0x030000\n");
+  // And one with nothing to tell.
+  t.write("sys/class/hwmon/hwmon3/name", "mystery\n");
+  t.write("sys/class/hwmon/hwmon3/power1_input", "30000000\n");
+  Discovery d;
+  probe_hwmon(t.root(), d);
+  ASSERT_TRUE(source(d, "hwmon:i915:energy1"));
+  EXPECT_EQ(source(d, "hwmon:i915:energy1")->domain(), "gpu");
+  EXPECT_EQ(source(d, "hwmon:acpi_power_meter:power1")->domain(), "platform");
+  EXPECT_EQ(source(d, "hwmon:someboard:power1")->domain(), "gpu");
+  EXPECT_EQ(source(d, "hwmon:mystery:power1")->domain(), "device");
+  EXPECT_NE(status(d, "hwmon:mystery:power1")->note.find("never the headline"), std::string::npos);
+}
+
+// Two channels of one chip with one label: each keeps its channel in the id.
+TEST(Hwmon, ChannelsWithOneLabelGetIdsOfTheirOwn) {
+  FixtureTree t;
+  const std::string p = "sys/class/hwmon/hwmon0/";
+  t.write(p + "name", "nct7802\n");
+  t.write(p + "power1_input", "10000000\n");
+  t.write(p + "power1_label", "CPU\n");
+  t.write(p + "power2_input", "20000000\n");
+  t.write(p + "power2_label", "CPU\n");
+  t.write(p + "power3_input", "5000000\n");
+  t.write(p + "power3_label", "SoC\n");
+  Discovery d;
+  probe_hwmon(t.root(), d);
+  ASSERT_TRUE(source(d, "hwmon:nct7802:CPU:power1"));
+  ASSERT_TRUE(source(d, "hwmon:nct7802:CPU:power2"));
+  EXPECT_TRUE(source(d, "hwmon:nct7802:SoC"));
+  EXPECT_FALSE(source(d, "hwmon:nct7802:CPU"));
+  EXPECT_DOUBLE_EQ(source(d, "hwmon:nct7802:CPU:power2")->read()->value, 20.0);
+  std::set<std::string> ids;
+  for (const auto& s : d.status) EXPECT_TRUE(ids.insert(s.id).second) << "duplicate id " << s.id;
 }

@@ -73,3 +73,35 @@ TEST(PowerState, StatusStrings) {
   EXPECT_EQ(parse_battery_status("weird"), BatteryStatus::Unknown);
   EXPECT_STREQ(to_string(BatteryStatus::Discharging), "discharging");
 }
+
+// A desktop with no battery whose only power_supply entries are its USB-C
+// ports (drivers/usb/typec/ucsi/psy.c registers them, type USB, online while
+// a partner supplies power): nothing plugged in is not "on battery".
+TEST(PowerState, UsbPortsWithoutABatteryAreNeverOnBattery) {
+  FixtureTree t;
+  for (const char* port : {"ucsi-source-psy-USBC000:001", "ucsi-source-psy-USBC000:002"}) {
+    const std::string p = std::string("sys/class/power_supply/") + port + "/";
+    t.write(p + "type", "USB\n");
+    t.write(p + "scope", "Unknown\n");
+    t.write(p + "online", "0\n");
+    t.write(p + "usb_type", "[C] PD PD_PPS\n");
+  }
+  auto s = read_power_state(t.root());
+  ASSERT_TRUE(s);
+  EXPECT_FALSE(s->ac_online.has_value()) << "an offline USB port on a machine without a battery";
+  EXPECT_NE(s->ac_note.find("never on battery"), std::string::npos) << s->ac_note;
+  EXPECT_TRUE(s->batteries.empty());
+  // A PD source plugged into one of them: on mains.
+  t.write("sys/class/power_supply/ucsi-source-psy-USBC000:001/online", "1\n");
+  auto on = read_power_state(t.root());
+  ASSERT_TRUE(on && on->ac_online);
+  EXPECT_TRUE(*on->ac_online);
+  // A peripheral's battery (scope Device) is no system battery either.
+  t.write("sys/class/power_supply/ucsi-source-psy-USBC000:001/online", "0\n");
+  t.write("sys/class/power_supply/hidpp_battery_0/type", "Battery\n");
+  t.write("sys/class/power_supply/hidpp_battery_0/scope", "Device\n");
+  t.write("sys/class/power_supply/hidpp_battery_0/status", "Discharging\n");
+  auto mouse = read_power_state(t.root());
+  ASSERT_TRUE(mouse);
+  EXPECT_FALSE(mouse->ac_online.has_value());
+}

@@ -242,3 +242,27 @@ TEST(Powercap, ResetNearTheTopOfTheRangeIsAGapNotAWrap) {
   EXPECT_NEAR(after->value, 2.0, 1e-9);  // only what came after the reset
   EXPECT_TRUE(s->last_error().empty());
 }
+
+// A firmware placeholder limit (4090 W in constraint_1_max_power_uw, seen on
+// desktop boards) would bound a step at 8180 W, past the 2000 W no domain
+// draws: it is ignored, and the zone's real 28 W limit bounds the step.
+TEST(Powercap, FirmwareLimitAboveTheCeilingIsNoBound) {
+  FixtureTree t;
+  zone(t, "intel-rapl:0", "package-0", 1000000);
+  t.write("sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw", "28000000\n");
+  t.write("sys/class/powercap/intel-rapl:0/constraint_1_max_power_uw", "4090000000\n");
+  Discovery d;
+  probe_powercap(t.root(), d);
+  const std::string note = find(d, "rapl-powercap:package-0")->note;
+  EXPECT_NE(note.find("56 W"), std::string::npos) << note;
+  EXPECT_NE(note.find("ignored as a bound"), std::string::npos) << note;
+  EXPECT_EQ(note.find("8180 W"), std::string::npos) << note;
+  // Only the placeholder: the plausible default, not 8 kW.
+  FixtureTree t2;
+  zone(t2, "intel-rapl:0", "package-0", 1000000);
+  t2.write("sys/class/powercap/intel-rapl:0/constraint_0_max_power_uw", "4090000000\n");
+  Discovery d2;
+  probe_powercap(t2.root(), d2);
+  EXPECT_NE(find(d2, "rapl-powercap:package-0")->note.find("1000 W"), std::string::npos)
+      << find(d2, "rapl-powercap:package-0")->note;
+}

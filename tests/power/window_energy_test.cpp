@@ -89,10 +89,69 @@ TEST(WindowEnergy, CounterGapMattersOnlyAtTheEdges) {
 }
 
 TEST(WindowEnergy, WindowBeyondTheLastSampleIsAGap) {
+  // The counter's samples end 300 ms before the window does: the energy of
+  // [100, 500] ms is no figure for [100, 800] ms.
   auto s = counter(10.0, 0, 500);
   WindowEnergy w = integrate_window(s, Kind::Counter, 100 * kMs, 800 * kMs, kFast);
-  EXPECT_TRUE(w.low_confidence);
-  EXPECT_NE(w.why_low.find("sampling gap 300 ms"), std::string::npos) << w.why_low;
+  EXPECT_TRUE(w.gap);
+  EXPECT_EQ(w.j, 0.0);
+  EXPECT_NE(w.why_low.find("samples cover 0.4 s of the 0.7 s window"), std::string::npos) << w.why_low;
+}
+
+// A gauge of 20 W sampled every 100 ms from `from_ms` to `to_ms`.
+std::vector<Sample> gauge_20w(std::int64_t from_ms, std::int64_t to_ms) {
+  std::vector<Sample> s;
+  for (std::int64_t t = from_ms; t <= to_ms; t += 100) s.push_back({t * kMs, 20.0});
+  return s;
+}
+
+TEST(WindowEnergy, GaugeIsNotHeldPastItsLastSample) {
+  // A meter's log that ends at 1 s, a program that runs 3 s: 20 W held for
+  // the two seconds nobody measured was 60 J; it is no figure, with the reason.
+  const WindowRules meter{0.1, 0.1};
+  WindowEnergy w = integrate_window(gauge_20w(0, 1000), Kind::Gauge, 0, 3000 * kMs, meter);
+  EXPECT_TRUE(w.gap);
+  EXPECT_EQ(w.j, 0.0);
+  EXPECT_NEAR(w.covered_s, 1.0, 1e-9);
+  EXPECT_NE(w.why_low.find("samples cover 1 s of the 3 s window"), std::string::npos) << w.why_low;
+  EXPECT_NE(w.why_low.find("no energy figure"), std::string::npos) << w.why_low;
+}
+
+TEST(WindowEnergy, GaugeIsNotHeldBeforeItsFirstSample) {
+  const WindowRules meter{0.1, 0.1};
+  WindowEnergy w = integrate_window(gauge_20w(2000, 5000), Kind::Gauge, 0, 3000 * kMs, meter);
+  EXPECT_TRUE(w.gap);
+  EXPECT_EQ(w.j, 0.0);
+  EXPECT_NE(w.why_low.find("samples cover 1 s of the 3 s window"), std::string::npos) << w.why_low;
+}
+
+TEST(WindowEnergy, SamplesAllOutsideTheWindowAreNoFigure) {
+  // A realtime log whose stamps are a day old: all before the window.
+  const WindowRules meter{1.0, 1.0};
+  constexpr std::int64_t kDay = 86400'000 * kMs;
+  std::vector<Sample> old{{kDay, 20.0}, {kDay + 1000 * kMs, 20.0}, {kDay + 2000 * kMs, 20.0}};
+  WindowEnergy w = integrate_window(old, Kind::Gauge, 2 * kDay, 2 * kDay + 3000 * kMs, meter);
+  EXPECT_TRUE(w.gap);
+  EXPECT_EQ(w.j, 0.0);
+  EXPECT_EQ(w.covered_s, 0.0);
+  EXPECT_NE(w.why_low.find("samples cover 0 s of the 3 s window"), std::string::npos) << w.why_low;
+  // And after it.
+  EXPECT_TRUE(integrate_window(old, Kind::Gauge, 0, 3000 * kMs, meter).gap);
+}
+
+TEST(WindowEnergy, ShortUncoveredEdgeTakesTheCoveredMeanNotAHeldSample) {
+  // 10 W at the first sample (t = 10 ms), 30 W from 20 ms on; the window
+  // starts 10 ms before the first sample, within two 10 ms spacings. Holding
+  // the first sample back to 0 would add 10 W x 10 ms; the covered part's
+  // mean power stands for the whole window instead.
+  std::vector<Sample> s{{10 * kMs, 10.0}};
+  for (std::int64_t t = 20; t <= 110; t += 10) s.push_back({t * kMs, 30.0});
+  WindowEnergy w = integrate_window(s, Kind::Gauge, 0, 100 * kMs, kFast);
+  EXPECT_FALSE(w.gap) << w.why_low;
+  EXPECT_NEAR(w.covered_s, 0.09, 1e-12);
+  const double covered_j = 0.5 * (10 + 30) * 0.01 + 30 * 0.08;
+  EXPECT_NEAR(w.j, covered_j * 0.1 / 0.09, 1e-9);
+  EXPECT_EQ(max_uncovered_s(kFast), 0.02);
 }
 
 TEST(WindowEnergy, StoppedCounterIsFlagged) {

@@ -1,0 +1,114 @@
+// Discovery, the supply state and the headline rule on recordings of real
+// machines (tests/fixtures/real/<name>, each with a README naming its public
+// source and what a correct tool reports for it). The end-to-end check of the
+// same ground truth through `flopwatt sources` and `flopwatt run gemm` is
+// tests/harness/cli/real_recordings_test.cpp.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "power/headline.h"
+#include "power/hwmon.h"
+#include "power/power_state.h"
+#include "power/source.h"
+#include "power/supply_track.h"
+
+using namespace flopwatt::power;
+
+namespace {
+
+std::string recording(const std::string& name) { return std::string(FLOPWATT_TEST_FIXTURES) + "/real/" + name; }
+
+struct Seen {
+  Discovery d;
+  SupplyTrack track;
+  std::map<std::string, const SourceStatus*> status;
+};
+
+std::unique_ptr<Seen> look(const std::string& name) {
+  auto s = std::make_unique<Seen>();
+  DiscoverOptions o;
+  o.root = recording(name);
+  s->d = discover(o);
+  for (const auto& x : s->d.status) s->status[x.id] = &x;
+  s->track.poll(o.root, 1000);
+  s->track.poll(o.root, 2000);
+  return s;
+}
+
+// One window of CPU work under load as the harness would judge it: each
+// sampled source with the power its recording reads (a counter read twice
+// from a recording does not advance: 0 W) and a GEMM's 1 GFLOP/J-scale figure.
+HeadlineChoice cpu_headline(const Seen& s) {
+  std::vector<HeadlineCandidate> c;
+  for (const auto& src : s.d.sources) {
+    HeadlineCandidate h;
+    h.id = src->id();
+    h.domain = src->domain();
+    h.has_energy = true;
+    const auto v = src->read();
+    h.avg_power_w = src->kind() == Kind::Gauge && v ? v->value : 0.0;
+    h.flop_per_j = *h.avg_power_w > 0 ? 1e10 / *h.avg_power_w : 0.0;
+    if (h.domain == "battery") h.charge = s.track.batteries_state_over({h.id.substr(h.id.find(':') + 1)}, 1000, 2000);
+    if (const auto sup = s.track.supply_over(1000, 2000); sup != Supply::Unknown) h.on_mains = sup == Supply::Mains;
+    c.push_back(h);
+  }
+  return choose_headline(c);
+}
+
+}  // namespace
+
+// Five discrete Radeon boards recorded by amdgpu-sysfs-rs: each one's PPT is a
+// source of domain gpu, classed from what amdgpu shows only on boards of their
+// own, and never the headline of CPU work.
+TEST(RealRecordings, DiscreteRadeonBoardsAreGpusNeverTheCpuHeadline) {
+  struct Board {
+    const char* name;
+    double watts;
+    const char* evidence;
+  };
+  for (const Board& b : {Board{"amdgpu-rx6900xt", 36.0, "gpu_metrics format 1"},
+                         Board{"amdgpu-rx7600s", 1.0, "gpu_metrics format 1"},
+                         Board{"amdgpu-rx9070xt", 19.0, "freq2_input"},
+                         Board{"amdgpu-rx580", 41.045, "fan1_input"},
+                         Board{"amdgpu-vega56", 8.0, "fan1_input"}}) {
+    auto s = look(b.name);
+    ASSERT_TRUE(s->status.count("hwmon:amdgpu:PPT")) << b.name;
+    const SourceStatus& st = *s->status.at("hwmon:amdgpu:PPT");
+    EXPECT_TRUE(st.available) << b.name << ": " << st.reason;
+    EXPECT_EQ(st.domain, "gpu") << b.name;
+    EXPECT_NE(st.note.find(std::string("discrete GPU (") + b.evidence), std::string::npos) << b.name << ": " << st.note;
+    ASSERT_EQ(s->d.sources.size(), 1u) << b.name;
+    EXPECT_NEAR(s->d.sources[0]->read()->value, b.watts, 1e-9) << b.name;
+    const HeadlineChoice h = cpu_headline(*s);
+    EXPECT_FALSE(h.source) << b.name << ": " << *h.source;
+    EXPECT_NE(h.why.find("a discrete GPU's power, not the CPU's work"), std::string::npos) << h.why;
+    EXPECT_FALSE(read_power_state(recording(b.name))) << b.name << ": no power_supply recorded";
+  }
+}
+
+// A ThinkPad battery (LGC LNV-45N1) discharging at 5.0 W with the adapter
+// offline, beside a package zone whose firmware fills both power limits with
+// 4090 W (recorded by node_exporter's fixture).
+TEST(RealRecordings, ThinkpadOnBatteryWithAFirmwareLimitPlaceholder) {
+  auto s = look("thinkpad-45n1");
+  const auto ps = read_power_state(recording("thinkpad-45n1"));
+  ASSERT_TRUE(ps && ps->ac_online);
+  EXPECT_FALSE(*ps->ac_online);
+  ASSERT_EQ(ps->batteries.size(), 1u);
+  EXPECT_EQ(ps->batteries[0].status, BatteryStatus::Discharging);
+  EXPECT_NEAR(*ps->battery_percent, 100.0 * 36.58 / 45.07, 1e-6);
+  EXPECT_EQ(*s->track.first_supply(), Supply::Battery);
+  for (const char* id : {"battery:BAT0", "battery-energy:BAT0", "rapl-powercap:package-0", "rapl-powercap:core-0"})
+    EXPECT_TRUE(s->status.count(id) && s->status.at(id)->available) << id;
+  // The zone's bound is twice its 95 W max power, never twice the 4090 W placeholder.
+  const std::string pkg = s->status.at("rapl-powercap:package-0")->note;
+  EXPECT_NE(pkg.find("a step above 190 W"), std::string::npos) << pkg;
+  EXPECT_NE(pkg.find("constraint_0_power_limit_uw = 4090 W"), std::string::npos) << pkg;
+  // A recorded counter never advances: the battery, the machine's only supply, is the headline.
+  const HeadlineChoice h = cpu_headline(*s);
+  ASSERT_TRUE(h.source) << h.why;
+  EXPECT_EQ(*h.source, "battery:BAT0") << h.why;
+  EXPECT_NE(h.why.find("rapl-powercap:package-0: does not advance"), std::string::npos) << h.why;
+}
