@@ -104,7 +104,8 @@ class Completion : public ::testing::Test {
                                "COMP_POINT=${#COMP_LINE}\n"
                                "COMP_WORDBREAKS=$' \\t\\n\"\\'><=;|&(:'\n"
                                "read -ra COMP_WORDS <<< \"$COMP_LINE\"\n"
-                               "COMP_CWORD=${#COMP_WORDS[@]}\n"
+                               "[[ $COMP_LINE == *' ' ]] && COMP_WORDS+=(\"\")\n"
+                               "COMP_CWORD=$((${#COMP_WORDS[@]} - 1))\n"
                                "_flopwatt\n"
                                "printf '%s\\n' \"${COMPREPLY[@]}\"\n";
     std::ofstream(dir_ / "run.sh") << script;
