@@ -10,7 +10,8 @@ of the file it names (anchors made as GitHub makes them). Commands: every `flopw
 a code block or a code span parses: `flopwatt SUBCOMMAND --help` exits 0 and lists each flag the
 quote gives; `flopwatt_bench ...` likewise against `flopwatt_bench --help` for its own flags (its
 --benchmark_* flags are Google Benchmark's). Parse only: nothing is measured and no hardware is needed. Paths: a code span naming
-a file under the tree's own folders (`tests/api/installed_test.py`) names one that exists.
+a file under the tree's own folders (`tests/api/installed_test.py`) names one that exists. README
+stays under ~250 lines and opens with the two set-up commands.
 """
 import os
 import re
@@ -247,6 +248,19 @@ def check_environment(root, cli):
             for n in names if n not in text]
 
 
+def check_readme_shape(root):
+    """README stays a five-minute read and opens with the two set-up commands CI runs."""
+    lines = open(os.path.join(root, "README.md"), encoding="utf-8").read().split("\n")
+    problems = []
+    if len(lines) > 260:
+        problems.append(f"README.md: {len(lines)} lines; move detail into docs/ (a newcomer reads at most ~250)")
+    head = "\n".join(lines[:6])
+    for cmd in ("scripts/bootstrap.sh ", "scripts/bootstrap.sh test "):
+        if "\n" + cmd not in head:
+            problems.append(f"README.md: the first code block must hold `{cmd.strip()}` (.ci/run runs it)")
+    return problems
+
+
 def doc_files(root):
     files = [os.path.join(root, "README.md"), os.path.join(root, "examples", "README.md")]
     docs = os.path.join(root, "docs")
@@ -260,7 +274,7 @@ def check(root, binary, bench_binary=None):
     cli = Cli(binary)
     bench = Cli(bench_binary) if bench_binary else None
     return (check_links(files, root) + check_paths(files, root) + check_commands(files, root, cli, bench) +
-            check_environment(root, cli)), files
+            check_environment(root, cli) + check_readme_shape(root)), files
 
 
 def self_test(binary):
@@ -274,7 +288,8 @@ def self_test(binary):
         # The environment check's page: every variable the binary documents, but one in the faulty twin.
         env = man_environment(binary)
         open(os.path.join(t, "docs", "commands.md"), "w").write("# Commands\n\n" + " ".join(env) + "\n")
-        good = ("# flopwatt\n\n[a](docs/a.md), [b](docs/a.md#power-log-the-format), [c](#flopwatt)\n\n"
+        good = ("# flopwatt\n\n```sh\nscripts/bootstrap.sh          # a\nscripts/bootstrap.sh test     # b\n```\n\n"
+                "[a](docs/a.md), [b](docs/a.md#power-log-the-format), [c](#flopwatt)\n\n"
                 "```sh\nflopwatt measure --repeat 3 -- sleep 1 --not-a-flag\n```\n\n"
                 "`flopwatt run gemm --shapes 64,64,64`\n")
         open(os.path.join(t, "README.md"), "w").write(good)
