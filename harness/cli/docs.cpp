@@ -211,6 +211,67 @@ std::string man_page(const CLI::App& app, const std::string& version) {
   return m.str();
 }
 
+// The completion function around the per-path tables: `known` command paths,
+// `cases` (words and positional values per path), `values` (per path and option).
+static std::string completion_script(const std::string& known, const std::string& cases, const std::string& values) {
+  std::ostringstream b;
+  b << "# bash completion for flopwatt, written by `flopwatt --help-bash-completion` from its option tables\n"
+    << "_flopwatt() {\n"
+    << "  # The words up to the cursor, split on blanks only: cpu:onednn and a,b lists stay one word.\n"
+    << "  local line=${COMP_LINE:0:COMP_POINT} w i\n"
+    << "  local -a ws\n"
+    << "  read -ra ws <<< \"$line\"\n"
+    << "  [[ -z $line || $line == *[[:space:]] ]] && ws+=(\"\")\n"
+    << "  local n=${#ws[@]} cur=${ws[${#ws[@]}-1]} prev=\"\" path=\"\" dashdash=0\n"
+    << "  (( n >= 2 )) && prev=${ws[n-2]}\n"
+    << "  local -A known=(" << known << " )\n"
+    << "  # The command path: the words before the cursor that are not options or their values.\n"
+    << "  for ((i = 1; i < n - 1; i++)); do\n"
+    << "    w=${ws[i]}\n"
+    << "    if [[ $w == -- ]]; then dashdash=$i; break; fi\n"
+    << "    [[ $w == -* ]] && continue\n"
+    << "    [[ -n ${known[\"${path:+$path }$w\"]} ]] && path=\"${path:+$path }$w\"\n"
+    << "  done\n"
+    << "  COMPREPLY=()\n"
+    << "  if (( dashdash > 0 )); then  # measure -- CMD ARGS..: a command, then its files\n"
+    << "    if (( dashdash == n - 2 )); then COMPREPLY=($(compgen -c -- \"$cur\")); else COMPREPLY=($(compgen -f -- \"$cur\")); fi\n"
+    << "    return\n"
+    << "  fi\n"
+    << "  local words=\"\" pos=\"\" vals=\"\" takes=0\n"
+    << "  case \"$path\" in\n"
+    << cases
+    << "  esac\n"
+    << "  case \"$path|$prev\" in\n"
+    << values
+    << "  esac\n"
+    << "  if (( takes )); then\n"
+    << "    if [[ -n $vals ]]; then  # a list: complete the item after the last comma\n"
+    << "      local head=\"\" v\n"
+    << "      [[ $cur == *,* ]] && head=${cur%,*},\n"
+    << "      for v in $(compgen -W \"$vals\" -- \"${cur##*,}\"); do COMPREPLY+=(\"$head$v\"); done\n"
+    << "    else\n"
+    << "      COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+    << "    fi\n"
+    << "  elif [[ $cur == -* ]]; then\n"
+    << "    COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
+    << "  else\n"
+    << "    if [[ $pos == *@runs* ]]; then  # the store's run ids, and run directories\n"
+    << "      pos=\"${pos//@runs/} $(\"${ws[0]}\" store ls --format csv 2>/dev/null | tail -n +2 | cut -d, -f1)\"\n"
+    << "      COMPREPLY=($(compgen -d -- \"$cur\"))\n"
+    << "    fi\n"
+    << "    COMPREPLY+=($(compgen -W \"${words//--*/} $pos\" -- \"$cur\"))\n"
+    << "    [[ ${#COMPREPLY[@]} -eq 0 ]] && COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+    << "  fi\n"
+    << "  # bash replaces only what follows the last ':' of the word (COMP_WORDBREAKS).\n"
+    << "  if [[ $cur == *:* && $COMP_WORDBREAKS == *:* ]]; then\n"
+    << "    local pre=${cur%\"${cur##*:}\"}\n"
+    << "    COMPREPLY=(\"${COMPREPLY[@]#\"$pre\"}\")\n"
+    << "  fi\n"
+    << "}\n"
+    << "complete -F _flopwatt flopwatt\n";
+  return b.str();
+}
+
 std::string bash_completion(const CLI::App& app) {
   // Per command path: the words a user may type next there (`cases`), the
   // values of each option that takes one (`values`, empty: a file name), and
@@ -239,62 +300,7 @@ std::string bash_completion(const CLI::App& app) {
       if (!s->get_group().empty()) walk(*s, path.empty() ? s->get_name() : path + " " + s->get_name());
   };
   walk(app, "");
-  std::ostringstream b;
-  b << "# bash completion for flopwatt, written by `flopwatt --help-bash-completion` from its option tables\n"
-    << "_flopwatt() {\n"
-    << "  # The words up to the cursor, split on blanks only: cpu:onednn and a,b lists stay one word.\n"
-    << "  local line=${COMP_LINE:0:COMP_POINT} w i\n"
-    << "  local -a ws\n"
-    << "  read -ra ws <<< \"$line\"\n"
-    << "  [[ -z $line || $line == *[[:space:]] ]] && ws+=(\"\")\n"
-    << "  local n=${#ws[@]} cur=${ws[${#ws[@]}-1]} prev=\"\" path=\"\" dashdash=0\n"
-    << "  (( n >= 2 )) && prev=${ws[n-2]}\n"
-    << "  local -A known=(" << known.str() << " )\n"
-    << "  # The command path: the words before the cursor that are not options or their values.\n"
-    << "  for ((i = 1; i < n - 1; i++)); do\n"
-    << "    w=${ws[i]}\n"
-    << "    if [[ $w == -- ]]; then dashdash=$i; break; fi\n"
-    << "    [[ $w == -* ]] && continue\n"
-    << "    [[ -n ${known[\"${path:+$path }$w\"]} ]] && path=\"${path:+$path }$w\"\n"
-    << "  done\n"
-    << "  COMPREPLY=()\n"
-    << "  if (( dashdash > 0 )); then  # measure -- CMD ARGS..: a command, then its files\n"
-    << "    if (( dashdash == n - 2 )); then COMPREPLY=($(compgen -c -- \"$cur\")); else COMPREPLY=($(compgen -f -- \"$cur\")); fi\n"
-    << "    return\n"
-    << "  fi\n"
-    << "  local words=\"\" pos=\"\" vals=\"\" takes=0\n"
-    << "  case \"$path\" in\n"
-    << cases.str()
-    << "  esac\n"
-    << "  case \"$path|$prev\" in\n"
-    << values.str()
-    << "  esac\n"
-    << "  if (( takes )); then\n"
-    << "    if [[ -n $vals ]]; then  # a list: complete the item after the last comma\n"
-    << "      local head=\"\" v\n"
-    << "      [[ $cur == *,* ]] && head=${cur%,*},\n"
-    << "      for v in $(compgen -W \"$vals\" -- \"${cur##*,}\"); do COMPREPLY+=(\"$head$v\"); done\n"
-    << "    else\n"
-    << "      COMPREPLY=($(compgen -f -- \"$cur\"))\n"
-    << "    fi\n"
-    << "  elif [[ $cur == -* ]]; then\n"
-    << "    COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
-    << "  else\n"
-    << "    if [[ $pos == *@runs* ]]; then  # the store's run ids, and run directories\n"
-    << "      pos=\"${pos//@runs/} $(\"${ws[0]}\" store ls --format csv 2>/dev/null | tail -n +2 | cut -d, -f1)\"\n"
-    << "      COMPREPLY=($(compgen -d -- \"$cur\"))\n"
-    << "    fi\n"
-    << "    COMPREPLY+=($(compgen -W \"${words//--*/} $pos\" -- \"$cur\"))\n"
-    << "    [[ ${#COMPREPLY[@]} -eq 0 ]] && COMPREPLY=($(compgen -f -- \"$cur\"))\n"
-    << "  fi\n"
-    << "  # bash replaces only what follows the last ':' of the word (COMP_WORDBREAKS).\n"
-    << "  if [[ $cur == *:* && $COMP_WORDBREAKS == *:* ]]; then\n"
-    << "    local pre=${cur%\"${cur##*:}\"}\n"
-    << "    COMPREPLY=(\"${COMPREPLY[@]#\"$pre\"}\")\n"
-    << "  fi\n"
-    << "}\n"
-    << "complete -F _flopwatt flopwatt\n";
-  return b.str();
+  return completion_script(known.str(), cases.str(), values.str());
 }
 
 }  // namespace flopwatt
