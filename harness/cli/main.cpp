@@ -32,7 +32,9 @@ int main(int argc, char** argv) {
   register_compare(app, st);
   register_measure(app, st);
   register_capture(app, st);
-  // The man page and completion the build installs, from the tables above.
+  // The man page and completion the build installs, from the tables above; the
+  // footer (set after the subcommands, which would inherit it) is the man page's tail.
+  app.footer(help_footer());
   if (argc == 2 && std::string(argv[1]) == "--help-man") {
     fmt::print("{}", man_page(app, FLOPWATT_VERSION));
     return 0;
