@@ -200,6 +200,7 @@ void register_measure(CLI::App& app, CliState& st) {
   cmd->add_option("--out", a->common.out, "Output directory (default results/runs/<run-id>)");
   cmd->add_flag("--overwrite", a->common.overwrite, "Replace a run already in the --out directory (refused otherwise)");
   add_store_options(cmd, a->common.store, a->common.no_store);
+  add_push_option(cmd, a->common.pushgateway);
   cmd->add_option("--tag", a->common.tags, "Tag the run in the results store (repeatable)");
   cmd->add_option("command", a->command, "The program and its arguments, after --");
   cmd->callback([cmd, a, &st] { st.exit_code = run_measure(cmd, *a); });

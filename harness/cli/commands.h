@@ -20,6 +20,8 @@ void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o);
 void set_command_line(int argc, char** argv);
 // --store and --no-store, for every command that records runs or reads the store.
 void add_store_options(CLI::App* cmd, std::string& store, bool& no_store);
+// --pushgateway URL, for every command that ends a run (end_run pushes it).
+void add_push_option(CLI::App* cmd, std::string& url);
 
 void register_run_gemm(CLI::App& run, CliState& st);      // harness/cli/cmd_gemm.cpp
 void register_run_default(CLI::App& run, CliState& st);   // harness/cli/cmd_default.cpp
@@ -37,5 +39,6 @@ void register_history(CLI::App& app, CliState& st);       // harness/cli/cmd_his
 void register_compare(CLI::App& app, CliState& st);       // harness/cli/cmd_compare.cpp
 void register_measure(CLI::App& app, CliState& st);       // harness/cli/cmd_measure.cpp
 void register_capture(CLI::App& app, CliState& st);       // harness/cli/cmd_capture.cpp
+void register_serve(CLI::App& app, CliState& st);         // harness/cli/cmd_serve.cpp
 
 }  // namespace flopwatt
