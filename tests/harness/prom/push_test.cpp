@@ -8,7 +8,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 
+#include "tests/harness/cli_support.h"
 #include "workloads/error.h"
 
 using namespace flopwatt;
@@ -75,4 +77,33 @@ TEST(Push, AGatewayThatNeverAnswersCostsTheTimeoutAndAWarning) {
   EXPECT_LT(took, 3.0) << "the push outlived its stated timeout";
   EXPECT_NE(warning.find("warning: run silent not pushed to --pushgateway http://127.0.0.1:"), std::string::npos) << warning;
   EXPECT_EQ(std::count(warning.begin(), warning.end(), '\n'), 1) << warning;
+}
+
+TEST(Push, MeasureWithAGatewayDownKeepsTheRunAndItsStatus) {
+  // A port nobody listens on: connection refused at once.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  const auto dir = flopwatt::testing::temp_dir("prom", "measure");
+  const std::string store = (dir / "store.sqlite3").string();
+  const auto r = flopwatt::testing::run_command_line(
+      std::string(FLOPWATT_BINARY) + " measure --power none --store " + store + " --out " + (dir / "run").string() +
+      " --pushgateway http://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + " -- true");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("not pushed to --pushgateway"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir / "run/run.json"));
+  const auto ls = flopwatt::testing::run_command_line(std::string(FLOPWATT_BINARY) + " store ls --format csv --store " + store);
+  EXPECT_EQ(ls.code, 0) << ls.err;
+  EXPECT_NE(ls.out.find("measure"), std::string::npos) << ls.out;
+
+  const auto bad = flopwatt::testing::run_command_line(std::string(FLOPWATT_BINARY) +
+                                                       " measure --power none --no-store --pushgateway gateway:9091 -- true");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--pushgateway gateway:9091"), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
 }
