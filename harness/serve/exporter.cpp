@@ -1,6 +1,7 @@
 #include "harness/serve/exporter.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 
 #include "harness/output/version.h"
@@ -23,6 +24,28 @@ constexpr double kKeepS = 30.0;
 std::string device_of(const std::string& id) {
   const auto colon = id.find(':');
   return colon == std::string::npos ? id : id.substr(colon + 1);
+}
+
+// A why with its measured numbers as "#" ("sampling gap # ms > # x # ms"):
+// a label value is a series, and a number that changes each window would make
+// a new one every second.
+std::string why_label(const std::string& why) {
+  std::string out;
+  for (std::size_t i = 0; i < why.size(); ++i) {
+    // Digits inside a name (package-0, BAT0, intel-rapl:0) stay.
+    const char prev = i ? why[i - 1] : ' ';
+    const bool in_name = std::isalnum(static_cast<unsigned char>(prev)) || prev == '-' || prev == ':' || prev == '_';
+    const bool digit = why[i] >= '0' && why[i] <= '9';
+    if (!digit || in_name) {
+      out += why[i];
+      continue;
+    }
+    out += '#';
+    while (i + 1 < why.size() && ((why[i + 1] >= '0' && why[i + 1] <= '9') ||
+                                  (why[i + 1] == '.' && i + 2 < why.size() && why[i + 2] >= '0' && why[i + 2] <= '9')))
+      ++i;
+  }
+  return out;
 }
 
 }  // namespace
@@ -183,7 +206,7 @@ std::vector<prometheus::MetricFamily> Exporter::collect() {
     if (auto it = judged_.figures.find(t.id); it != judged_.figures.end()) {
       prom::add_value(power, l, it->second.avg_power_w);
       confidence = it->second.confidence;
-      why = it->second.why_low;
+      why = why_label(it->second.why_low);
     }
     prom::Labels li = l;
     li.insert(li.end(), {{"kind", t.kind}, {"confidence", confidence}, {"why", why}});
@@ -205,7 +228,7 @@ std::vector<prometheus::MetricFamily> Exporter::collect() {
     std::string domain;
     for (const Track& t : tracks_)
       if (judged_.headline && t.id == *judged_.headline) domain = t.domain;
-    prom::add_value(headline, {{"source", judged_.headline.value_or("none")}, {"domain", domain}, {"why", judged_.why}},
+    prom::add_value(headline, {{"source", judged_.headline.value_or("none")}, {"domain", domain}, {"why", why_label(judged_.why)}},
                     1);
   }
   prom::append_nonempty(out, std::move(headline));

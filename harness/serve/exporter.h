@@ -3,7 +3,8 @@
 //  - per source: energy as a counter (the source's own count since it was
 //    opened, wraps and resets undone by the source as for every run; a
 //    gauge's power integrated over its samples), mean power over the last
-//    judged window, and an info metric with that window's confidence and why;
+//    judged window, and an info metric with that window's confidence and why
+//    (its numbers as "#", so the label takes few values);
 //  - the supply state (mains, battery, unknown);
 //  - the headline source, as judge_window (harness/run/energy.h) judges the
 //    last window: the one rule every run row gets;

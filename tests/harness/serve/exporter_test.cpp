@@ -96,7 +96,18 @@ TEST(Exporter, PowerConfidenceSupplyAndHeadlinePassPromtool) {
   package_zone(t, 262143328850);
   FakeCounter fake(t, "sys/class/powercap/intel-rapl:0/energy_uj", 15.0, 262143328850, 0);
   auto e = exporter_over(t);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1800));  // past one judged window
+  // The first judged window starts before the sampler did: its why has a
+  // sampling gap in ms, which the label carries as "#" (a label that changed
+  // with each window would be a new series each second).
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  const auto early = e->collect();
+  const auto* early_info = find(early, "flopwatt_source_info");
+  ASSERT_TRUE(early_info);
+  const std::string why = label(early_info->metric[0], "why");
+  EXPECT_NE(why.find("#"), std::string::npos) << why;
+  for (std::size_t i = 1; i < why.size(); ++i)
+    EXPECT_FALSE(why[i - 1] == ' ' && std::isdigit(static_cast<unsigned char>(why[i]))) << why;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1400));  // past one whole judged window
   const auto fs = e->collect();
   const auto* power = find(fs, "flopwatt_source_power_watts");
   ASSERT_TRUE(power);
@@ -109,6 +120,7 @@ TEST(Exporter, PowerConfidenceSupplyAndHeadlinePassPromtool) {
   ASSERT_TRUE(info);
   EXPECT_EQ(label(info->metric[0], "kind"), "counter");
   EXPECT_NE(label(info->metric[0], "confidence"), "unknown");
+
   const auto* headline = find(fs, "flopwatt_headline_source_info");
   ASSERT_TRUE(headline);
   EXPECT_EQ(label(headline->metric[0], "source"), kId);

@@ -178,6 +178,14 @@ TEST(Prometheus, ScrapesServeAtTheFixturePowerAcrossWrapsAndSeesThePushedRun) {
     }
   curl_global_init(CURL_GLOBAL_DEFAULT);
   const fs::path dir = flopwatt::testing::temp_dir("serve", "prometheus");
+  // Declared before the servers and the writer, so it runs after each is stopped.
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } cleanup{dir};
   fixture_zone(dir / "root");
   fs::create_directories(dir / "tsdb");
   if (::geteuid() == 0) {
@@ -275,5 +283,4 @@ TEST(Prometheus, ScrapesServeAtTheFixturePowerAcrossWrapsAndSeesThePushedRun) {
     }
   EXPECT_GE(queries, 8);
   EXPECT_TRUE(serve.running());
-  fs::remove_all(dir);
 }
