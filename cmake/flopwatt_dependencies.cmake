@@ -40,6 +40,7 @@ flopwatt_dependency_option(PFM "perf event names through libpfm4")
 flopwatt_dependency_option(SENSORS "hwmon through lm-sensors' libsensors")
 flopwatt_dependency_option(NPU_DEVICE "npu:xdna device backend (libdrm, libelf)")
 flopwatt_dependency_option(BENCHMARK "flopwatt_bench (Google Benchmark)")
+flopwatt_dependency_option(PROMETHEUS "flopwatt serve and Pushgateway pushes (prometheus-cpp, civetweb, libcurl)")
 
 # OpenBLAS: prefer the OpenMP build (its pthread pool spins after each call and
 # fights our own OpenMP threads for the cores).
@@ -130,6 +131,18 @@ if(NOT FLOPWATT_WITH_BENCHMARK_MODE STREQUAL "OFF")
   set(_found ${benchmark_FOUND})
 endif()
 flopwatt_dependency_decide(BENCHMARK _found "Google Benchmark" "libbenchmark-dev")
+
+# prometheus-cpp's config finds the civetweb and libcurl it was built with;
+# flopwatt uses its core (the data model and text serializer) and both of
+# those directly (ARCHITECTURE.md, "Prometheus").
+set(_found OFF)
+if(NOT FLOPWATT_WITH_PROMETHEUS_MODE STREQUAL "OFF")
+  find_package(prometheus-cpp CONFIG QUIET)
+  if(prometheus-cpp_FOUND AND TARGET prometheus-cpp::core AND TARGET civetweb::civetweb AND TARGET CURL::libcurl)
+    set(_found ON)
+  endif()
+endif()
+flopwatt_dependency_decide(PROMETHEUS _found "prometheus-cpp with civetweb and libcurl" "prometheus-cpp-dev")
 
 function(flopwatt_print_dependency_summary)
   message(STATUS "flopwatt optional dependencies (FLOPWATT_WITH_<DEP>=AUTO|ON|OFF):")

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build-minimal}
 off=()
-for dep in OPENBLAS ONEDNN PFM SENSORS NPU_DEVICE BENCHMARK; do off+=("-DFLOPWATT_WITH_$dep=OFF"); done
+for dep in OPENBLAS ONEDNN PFM SENSORS NPU_DEVICE BENCHMARK PROMETHEUS; do off+=("-DFLOPWATT_WITH_$dep=OFF"); done
 mkdir -p "$build"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DFLOPWATT_TESTS=OFF "${off[@]}" >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log" >&2; exit 1; }
@@ -26,8 +26,14 @@ expect "flopwatt backends" "built without oneDNN" "$backends"
 expect "flopwatt backends" "built without the NPU device backend" "$backends"
 expect "flopwatt backends" "cpu:reference      available" "$backends"
 expect "flopwatt sources" "fix:" "$sources"
+# serve and --pushgateway refuse with exit 2, naming the package.
+serve=$("$build/flopwatt" serve --no-store 2>&1) && { echo "check-minimal-build: flopwatt serve exited 0" >&2; fail=1; }
+expect "flopwatt serve" "apt-get install prometheus-cpp-dev" "$serve"
+push=$("$build/flopwatt" measure --no-store --power none --pushgateway http://127.0.0.1:9 -- true 2>&1) &&
+  { echo "check-minimal-build: measure --pushgateway exited 0" >&2; fail=1; }
+expect "flopwatt measure --pushgateway" "apt-get install prometheus-cpp-dev" "$push"
 linked=$(ldd "$build/flopwatt")
-for lib in libopenblas libdnnl libdrm libelf libpfm libsensors libbenchmark; do
+for lib in libopenblas libdnnl libdrm libelf libpfm libsensors libbenchmark libprometheus libcivetweb libcurl; do
   if grep -q "$lib" <<<"$linked"; then echo "check-minimal-build: the all-OFF binary links $lib" >&2; fail=1; fi
 done
 ((fail == 0)) && echo "minimal build: flopwatt backends and sources exit 0 and name every missing dependency with its fix"

@@ -271,6 +271,7 @@ void register_measure(CLI::App& app, CliState& st) {
   cmd->add_option("--out", a->common.out, "Output directory (default $XDG_DATA_HOME/flopwatt/runs/<run-id>, else ~/.local/share/flopwatt/runs/<run-id>)");
   cmd->add_flag("--overwrite", a->common.overwrite, "Replace a run already in the --out directory (refused otherwise)");
   add_store_options(cmd, a->common.store, a->common.no_store);
+  add_push_option(cmd, a->common.pushgateway);
   cmd->add_option("--tag", a->common.tags, "Tag the run in the results store (repeatable)");
   cmd->add_flag("--store-samples", a->common.store_samples, "Record samples.csv in the results store too");
   cmd->add_option("--label", a->common.machine_label,

@@ -18,11 +18,12 @@ void add_run_common_options(CLI::App* cmd, RunCommonOptions& o);
 void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o);
 // Keeps the command line for run.json (context.command_line), passwords masked; main() calls it first.
 void set_command_line(int argc, char** argv);
-// --store and --no-store, for every command that records runs or reads the store.
 // --store and --no-store, for the commands that record a run.
 void add_store_options(CLI::App* cmd, std::string& store, bool& no_store);
 // --store alone, for the commands that only read the store (no run of theirs to record).
 void add_store_option(CLI::App* cmd, std::string& store);
+// --pushgateway URL, for every command that ends a run (end_run pushes it).
+void add_push_option(CLI::App* cmd, std::string& url);
 
 void register_run_gemm(CLI::App& run, CliState& st);      // harness/cli/cmd_gemm.cpp
 void register_run_default(CLI::App& run, CliState& st);   // harness/cli/cmd_default.cpp
@@ -40,5 +41,6 @@ void register_history(CLI::App& app, CliState& st);       // harness/cli/cmd_his
 void register_compare(CLI::App& app, CliState& st);       // harness/cli/cmd_compare.cpp
 void register_measure(CLI::App& app, CliState& st);       // harness/cli/cmd_measure.cpp
 void register_capture(CLI::App& app, CliState& st);       // harness/cli/cmd_capture.cpp
+void register_serve(CLI::App& app, CliState& st);         // harness/cli/cmd_serve.cpp
 
 }  // namespace flopwatt

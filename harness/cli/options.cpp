@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "harness/prom/push.h"
 #include "harness/run/session.h"
 #include "harness/store/store.h"
 #include "power/config_error.h"
@@ -54,6 +55,7 @@ void add_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
   cmd->add_option("--min-reps", o.min_reps, "Minimum repetitions per measurement");
   cmd->add_option("--threads", o.threads, "OpenMP threads (default: all cores)");
   add_store_options(cmd, o.store, o.no_store);
+  add_push_option(cmd, o.pushgateway);
   cmd->add_flag("--store-samples", o.store_samples, "Record samples.csv in the results store too");
   cmd->add_option("--tag", o.tags, "Tag the run in the results store (repeatable)");
   cmd->add_option("--label", o.machine_label, "This machine's name in the results store (default $FLOPWATT_MACHINE_LABEL)");
@@ -90,6 +92,13 @@ void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o) {
   if (o.machine_label.empty())
     if (const char* l = std::getenv("FLOPWATT_MACHINE_LABEL")) o.machine_label = l;
   o.command_line = g_command_line;
+  o.pushgateway = prom::resolve_pushgateway(o.pushgateway);
+}
+
+void add_push_option(CLI::App* cmd, std::string& url) {
+  cmd->add_option("--pushgateway", url,
+                  "Push the run's results to this Prometheus Pushgateway, e.g. http://127.0.0.1:9091 (default "
+                  "$FLOPWATT_PUSHGATEWAY); a failed push is a warning");
 }
 
 void add_store_option(CLI::App* cmd, std::string& store) {

@@ -22,6 +22,9 @@ struct RunCommonOptions {
   bool no_store = false;        // --no-store
   bool store_samples = false;   // --store-samples: samples.csv goes into the store too
   std::vector<std::string> tags;  // --tag, repeatable: in run.json's context and the store
+  // --pushgateway URL (or $FLOPWATT_PUSHGATEWAY): where end_run pushes the
+  // run's results (harness/prom/push.h); empty: no push.
+  std::string pushgateway;
   std::string machine_label;    // --label (or $FLOPWATT_MACHINE_LABEL): this machine's name in a fleet
   std::string command_line;     // as typed, passwords masked (run.json's context.command_line)
 };

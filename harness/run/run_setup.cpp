@@ -102,6 +102,7 @@ OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& b
   r.session = std::make_unique<Session>(std::move(header), out, o.overwrite);
   r.backends = backends;
   r.record = {o.store, o.no_store, o.store_samples, {}};
+  r.push.url = o.pushgateway;
   if (r.supply) r.supply->start();
   r.meter->watch_supply(r.supply.get());
   r.meter->start();
@@ -133,6 +134,7 @@ OpenRun start_run(const RunCommonOptions& o, const std::vector<const Backend*>& 
 int end_run(OpenRun& r, bool complete, std::FILE* out, RunEnding ending) {
   close_run(r, complete);
   store::record_finished_run(r.session->run(), r.session->out_dir(), r.record, stderr);
+  prom::push_run(r.session->run(), r.push, stderr);  // bounded by r.push.timeout_s; a failure is a warning
   if (ending == RunEnding::kSummary) {
     WriterTarget console;
     console.stream = out;

@@ -12,6 +12,7 @@
 #include "harness/run/energy.h"
 #include "harness/run/run_options.h"
 #include "harness/run/session.h"
+#include "harness/prom/push.h"
 #include "harness/store/store.h"
 #include "power/supply_track.h"
 
@@ -36,6 +37,8 @@ struct OpenRun {
   std::unique_ptr<power::SupplyMonitor> supply;
   // Where end_run records the finished run (--store, --no-store, --store-samples).
   store::RecordOptions record;
+  // Where end_run pushes the finished run after recording it (--pushgateway).
+  prom::PushOptions push;
 };
 
 // Builds the Run header (context incl. `extra_context`, power sources), creates

@@ -32,11 +32,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # Programs run outside what CMake records: by bootstrap, by ctest, or by the tests
 # themselves (tests/power: umockdev-run, setpriv, bash; tests/harness: compare.py),
 # and by CI's scripts/fuzz.sh (clang++ with libFuzzer's runtime); tests/harness/store
-# starts a PostgreSQL 15 server (initdb, pg_ctl) as nobody through runuser.
+# starts a PostgreSQL 15 server (initdb, pg_ctl) as nobody through runuser; tests/harness/prom and
+# serve run promtool, and start Prometheus and the Pushgateway as nobody through setpriv.
 TOOLS = ["cmake", "ctest", "make", "pkg-config", "git", "bash", "sh", "umockdev-run", "setpriv",
          "/usr/bin/python3", "/usr/share/benchmark/compare.py", "clang++", "runuser",
          "/usr/lib/postgresql/15/bin/initdb", "/usr/lib/postgresql/15/bin/pg_ctl",
-         "/usr/lib/postgresql/15/bin/postgres", "dpkg-shlibdeps", "readelf"]
+         "/usr/lib/postgresql/15/bin/postgres", "dpkg-shlibdeps", "readelf",
+         "/usr/bin/promtool", "/usr/bin/prometheus", "/usr/bin/prometheus-pushgateway"]
 RUNTIME_FILES = ["/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a"]
 
 # Programs that the tools above start on the tests' behalf, read from the tools' own sources so that
