@@ -18,8 +18,8 @@
 
 namespace flopwatt::gbench {
 
-// Counter names, documented in the context and README: FLOP/s is a rate over
-// the benchmark's (real or manual) time; the others come from the window.
+// Counter names, documented in the context and docs/api.md: FLOP/s is the FLOP over
+// the window's wall time (manual time for simulated rows); the others come from the window.
 // They are the public flopwatt/benchmark.h's (kFlops, kJPerIter, kWatts,
 // kFlopPerJ in this namespace), so a user's suite and flopwatt_bench compare
 // in one report.

@@ -30,6 +30,7 @@ const std::vector<DocEntry>& environment_variables() {
       {"FLOPWATT_SYSFS_ROOT", "root for every /sys, /dev and /proc read (as --sysfs-root): a fixture or a capture"},
       {"FLOPWATT_STORE", "the results store: a SQLite file or a PostgreSQL URL (as --store)"},
       {"FLOPWATT_MACHINE_LABEL", "the machine's name in the store (as --label)"},
+      {"FLOPWATT_PUSHGATEWAY", "a Prometheus Pushgateway each run is pushed to when it ends (as --pushgateway)"},
       {"FLOPWATT_PEAK_DIR", "the folder of the measured-ceilings cache"},
       {"FLOPWATT_SCRIPTS", "the folder holding plot.py, for plot"},
       {"FLOPWATT_ONEDNN_PACK", "cpu:onednn weight packing: auto (default), always or never"},

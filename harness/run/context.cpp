@@ -69,7 +69,7 @@ json collect_context(const std::string& root, const std::vector<const Backend*>&
   }
   c["threads"] = omp_get_max_threads();
   c["online_cpus"] = sysconf(_SC_NPROCESSORS_ONLN);
-  // Where the run's cores sit moves its memory-bound figures (README): two
+  // Where the run's cores sit moves its memory-bound figures (docs/performance.md): two
   // runs compare only when their round trips are alike.
   const auto trip = cpu::core_round_trip_ns(omp_get_max_threads());
   c["core_round_trip_ns"] = trip ? json(*trip) : json(nullptr);

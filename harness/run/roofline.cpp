@@ -193,7 +193,7 @@ std::optional<std::string> placement_note(const Ceilings& c, const std::vector<d
       "note: {} of {} steps ran with the cores {:.0f}-{:.0f} ns apart, and the ceilings were measured with them "
       "{:.0f}-{:.0f} ns apart: on a virtual machine that is another placement of the vCPUs, with another DRAM "
       "bandwidth and another cost for what one core reads of what the other wrote, so memory-bound roofs may be off "
-      "either way (README, \"What a roof does not see\"); `flopwatt run peak` measures in the placement of its time",
+      "either way (docs/performance.md, \"What a roof does not see\"); `flopwatt run peak` measures in the placement of its time",
       other.size(), run_trips_ns.size(), *lo, *hi, *clo, *chi);
 }
 
