@@ -63,7 +63,7 @@ std::optional<DesignMode> design_mode_from_env() {
   return std::nullopt;
 }
 
-XdnaBackend::XdnaBackend(XdnaBackendConfig cfg) : cfg_(std::move(cfg)) {
+XdnaBackend::XdnaBackend(XdnaBackendConfig cfg) : cfg_(std::move(cfg)), fork_releaser_([this] { loaded_.clear(); }) {
   disc_ = discover_xdna(cfg_.root, cfg_.opener);
   if (!disc_.pci.empty() && disc_.pci.front().generation != "unknown") generation_ = disc_.pci.front().generation;
   if (cfg_.artifacts_dir.empty()) {

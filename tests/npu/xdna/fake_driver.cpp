@@ -412,6 +412,13 @@ int FakeDriver::sensors(up::amdxdna_drm_get_info* g, int* errno_out) {
   return 0;
 }
 
+void FakeDriver::flush_from_child() {
+  if (opt_.build == DriverBuild::OutOfTree) return;
+  // amdxdna_hwctx_remove_all: each context goes; its syncobj stays user space's.
+  contexts_flushed += int(ctxs_.size());
+  ctxs_.clear();
+}
+
 int FakeDriver::get_info(up::amdxdna_drm_get_info* g, int* errno_out) {
   auto put = [&](const void* v, std::size_t n, bool exact) {
     // Fixed-size answers are refused when the buffer is short; the clock and

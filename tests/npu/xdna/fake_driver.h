@@ -98,6 +98,14 @@ class FakeDriver : public DriverApi {
 
   int ioctl(unsigned long request, void* arg, int* errno_out) override;
   std::size_t sensor_queries = 0;  // QUERY_SENSORS calls answered
+  // Another process sharing this file closed it (a child at exec, the device
+  // being O_CLOEXEC, or at exit). Mainline's amdxdna_flush, as first merged
+  // (Linux drivers/accel/amdxdna/amdxdna_pci_drv.c), has no PID check: it
+  // takes the client off the device and tears down every hardware context of
+  // the file. The out-of-tree driver's (xdna-driver src/driver/amdxdna/
+  // amdxdna_drm.c) returns at once when current's PID is not the opener's.
+  void flush_from_child();
+  int contexts_flushed = 0;
   void* mmap(std::size_t size, std::uint64_t offset, void* hint, int* errno_out) override;
   void munmap(void* p, std::size_t size) override;
   int syncobj_wait(std::uint32_t syncobj, std::uint64_t point, std::int64_t timeout_ns) override;
