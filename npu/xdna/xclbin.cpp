@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -113,26 +114,41 @@ std::uint64_t xml_number(const std::string& v, const std::string& where, const s
   return n;
 }
 
-// xrt_xclbin.cpp copy_if_name_match: a kernel's CUs are the IPs whose name
-// matches ^(kernel):(.*)$, i.e. starts with the kernel's name and a colon.
-bool belongs_to(const std::string& ip_name, const std::string& kernel) {
-  return ip_name.size() > kernel.size() && ip_name.compare(0, kernel.size(), kernel) == 0 && ip_name[kernel.size()] == ':';
-}
-
-// xdna-driver src/shim/hwctx.cpp xclbin_parser: per XML kernel, its CUs with
-// the PDI of its dpu_kernel_id; a kernel without one is skipped (ENOENT).
+// xdna-driver src/shim/hwctx.cpp xclbin_parser: per XML kernel, in XML
+// order, its CUs with the PDI of its dpu_kernel_id; a kernel without one is
+// skipped (ENOENT). A kernel's CUs are the IPs whose name matches
+// ^(kernel):(.*)$ (xrt_xclbin.cpp copy_if_name_match), in IP_LAYOUT order:
+// every prefix of an IP name that ends before a ':' is indexed once, so a
+// hostile file's many kernels and IPs cost no product of the two.
 void derive_cus(Xclbin& x) {
-  for (const auto& k : x.metadata_kernels) {
+  std::unordered_map<std::string, std::vector<std::size_t>> ips_of;
+  for (std::size_t i = 0; i < x.ips.size(); ++i) {
+    const std::string& n = x.ips[i].name;
+    for (std::size_t c = n.find(':'); c != std::string::npos; c = n.find(':', c + 1)) {
+      auto& v = ips_of[n.substr(0, c)];
+      if (v.empty() || v.back() != i) v.push_back(i);
+    }
+  }
+  std::unordered_map<std::uint16_t, std::size_t> pdi_of_id;  // the first PDI listing each 16-bit id
+  for (std::size_t p = x.partition.pdis.size(); p-- > 0;)
+    for (const auto& g : x.partition.pdis[p].groups)
+      for (auto id : g.kernel_ids)
+        if (id <= 0xffff) pdi_of_id[std::uint16_t(id)] = p;
+  // A name listed twice takes the first entry's properties each time, as
+  // get_kernel_properties(kname) finds the first (xclbin_parser.cpp).
+  std::unordered_map<std::string, const MetadataKernel*> first;
+  for (const auto& k : x.metadata_kernels) first.emplace(k.name, &k);
+  for (const auto& listed : x.metadata_kernels) {
+    const MetadataKernel& k = *first.at(listed.name);
     const std::uint64_t id = xml_number(k.dpu_kernel_id, x.where, "kernel " + k.name + "'s dpu_kernel_id");
     const std::uint64_t func = xml_number(k.functional, x.where, "kernel " + k.name + "'s functional");
-    const AiePdi* pdi = x.pdi_for(id);
-    if (!pdi) {
+    const auto pdi = pdi_of_id.find(std::uint16_t(id));
+    if (pdi == pdi_of_id.end()) {
       x.skipped_kernels.push_back({k.name, id});
       continue;
     }
-    for (const auto& ip : x.ips)
-      if (belongs_to(ip.name, k.name))
-        x.cus.push_back({ip.name, k.name, std::uint8_t(func), id, std::size_t(pdi - x.partition.pdis.data())});
+    if (const auto ips = ips_of.find(k.name); ips != ips_of.end())
+      for (std::size_t i : ips->second) x.cus.push_back({x.ips[i].name, k.name, std::uint8_t(func), id, pdi->second});
   }
 }
 
