@@ -25,6 +25,7 @@
 #include "harness/run/progress.h"
 #include "harness/run/session.h"
 #include "harness/run/timing.h"
+#include "npu/xdna/fork_guard.h"
 #include "workloads/error.h"
 #include "workloads/shapes.h"
 
@@ -73,6 +74,7 @@ pid_t spawn_self(const std::vector<std::string>& args) {
   argv.push_back(nullptr);
   std::fflush(stdout);
   std::fflush(stderr);
+  npu::xdna::release_contexts_before_fork();  // a child's close would end them (npu/xdna/fork_guard.h)
   const pid_t pid = fork();
   if (pid == 0) {
     execv("/proc/self/exe", argv.data());

@@ -18,6 +18,7 @@
 #include "harness/output/headline_view.h"
 #include "harness/run/run_setup.h"
 #include "harness/run/statistics.h"
+#include "npu/xdna/fork_guard.h"
 #include "workloads/error.h"
 
 namespace flopwatt {
@@ -68,6 +69,7 @@ ChildRun run_child(const std::vector<std::string>& command) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
   ChildRun r;
+  npu::xdna::release_contexts_before_fork();  // a child's close would end them (npu/xdna/fork_guard.h)
   r.t0 = EnergyMeter::now_ns();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));

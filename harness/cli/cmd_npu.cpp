@@ -26,6 +26,7 @@
 #include "npu/xdna/artifacts.h"
 #include "npu/xdna/device_info.h"
 #include "npu/xdna/discovery.h"
+#include "npu/xdna/xclbin_survey.h"
 #include "workloads/error.h"
 #include "workloads/shapes.h"
 
@@ -86,7 +87,22 @@ std::vector<GemmShape> sweep_shape_list(const std::string& spec) {
   return parse_shapes(spec, "--shapes");
 }
 
-void print_info(const std::string& root, bool json_out) {
+// Each xclbin with what it is and whether flopwatt runs it (npu/xdna/xclbin_survey.h).
+void print_xclbins(const std::string& art, const std::vector<std::string>& extra, nlohmann::json& j) {
+  const auto listed = npu::xdna::survey_xclbins(art, extra);
+  if (listed.empty()) return;
+  fmt::print("xclbins:\n");
+  for (const auto& l : listed) {
+    if (l.runnable)
+      fmt::print("  {}: {}; runs as GEMM design {}\n", l.path, l.what, l.design);
+    else
+      fmt::print("  {}: {}; not runnable: {}\n", l.path, l.what, l.why);
+    j["xclbins"].push_back({{"path", l.path}, {"what", l.what}, {"runnable", l.runnable}, {"design", l.design},
+                            {"why", l.why}, {"compute_units", l.compute_units}});
+  }
+}
+
+void print_info(const std::string& root, bool json_out, const std::vector<std::string>& xclbins) {
   const auto disc = npu::xdna::discover_xdna(root);
   nlohmann::json j;
   j["root"] = root;
@@ -130,6 +146,7 @@ void print_info(const std::string& root, bool json_out) {
     fmt::print("GEMM designs: none ({})\n", e.what());
     j["artifacts"] = {{"dir", art}, {"problem", e.what()}};
   }
+  print_xclbins(art, xclbins, j);
   fmt::print("simulated devices (npu:sim-<name>):\n");
   for (const auto& name : npu::available_device_names()) {
     try {
@@ -354,14 +371,16 @@ void register_npu(CLI::App& app, CliState& st) {
     struct Opts {
       std::string root;
       bool json = false;
+      std::vector<std::string> xclbins;
     };
     auto o = std::make_shared<Opts>();
     auto* c = npu_cmd->add_subcommand("info", "What the amdxdna driver reports, or exactly what is missing");
+    c->add_option("--xclbin", o->xclbins, "Also say what this xclbin is and whether flopwatt runs it (repeatable)");
     c->add_option("--sysfs-root", o->root, "Filesystem root for /dev and /sys (default / or $FLOPWATT_SYSFS_ROOT)")
       ->check(CLI::ExistingDirectory);
     c->add_flag("--json", o->json, "Also print the facts as JSON");
     c->callback([o, &st] {
-      print_info(resolve_root(o->root), o->json);
+      print_info(resolve_root(o->root), o->json, o->xclbins);
       st.exit_code = 0;
     });
   }

@@ -11,6 +11,7 @@
 #include "harness/cli/commands.h"
 #include "harness/analysis/report.h"
 #include "harness/output/version.h"
+#include "npu/xdna/fork_guard.h"
 #include "workloads/error.h"
 
 namespace fs = std::filesystem;
@@ -47,6 +48,7 @@ int run_plot(PlotArgs& a) {
   for (auto& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);
   std::fflush(stdout);
+  npu::xdna::release_contexts_before_fork();  // a child's close would end them (npu/xdna/fork_guard.h)
   const pid_t pid = fork();
   if (pid == 0) {
     execv(kPython, argv.data());

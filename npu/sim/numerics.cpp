@@ -8,11 +8,6 @@
 
 #include "workloads/error.h"
 
-// The 64-byte vectors below pass between this file's own inline helpers only, never across a
-// library boundary, so GCC's note that their calling convention differs without AVX-512F (on a
-// Zen 3 build machine, -march=native has none) concerns no caller; -Werror must not stop the build.
-#pragma GCC diagnostic ignored "-Wpsabi"
-
 namespace flopwatt::npu {
 
 namespace {

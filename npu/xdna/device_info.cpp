@@ -44,6 +44,21 @@ Query<std::vector<T>> query_many(DriverApi& api, std::uint32_t param, std::size_
   return q;
 }
 
+// Every sensor the driver has. It writes as many as fit and sets buffer_size
+// to what it wrote, never to what it has (amd/xdna-driver
+// drivers/accel/amdxdna/amdxdna_sensors.c amdxdna_query_sensors, and
+// src/driver/amdxdna/aie2_pci.c aie2_query_sensors): a full buffer may have
+// cut the list, so ask again with twice the room. Today's drivers return at
+// most a power, a temperature and 8 column sensors; the bound is far above.
+Query<std::vector<Sensor>> query_sensors(DriverApi& api) {
+  constexpr std::size_t kMaxSensors = 4096;
+  Query<std::vector<Sensor>> q;
+  for (std::size_t capacity = 16;; capacity *= 2) {
+    q = query_many<Sensor>(api, kQuerySensors, capacity);
+    if (!q.value || q.value->size() < capacity || capacity >= kMaxSensors) return q;
+  }
+}
+
 std::string cstr(const char* p, std::size_t n) { return std::string(p, strnlen(p, n)); }
 
 }  // namespace
@@ -55,7 +70,7 @@ DeviceInfo query_device(DriverApi& api) {
   d.aie = query_one<AieMetadata>(api, kQueryAieMetadata);
   d.clocks = query_one<ClockMetadata>(api, kQueryClockMetadata);
   d.firmware = query_one<FirmwareVersion>(api, kQueryFirmwareVersion);
-  d.sensors = query_many<Sensor>(api, kQuerySensors, 8);
+  d.sensors = query_sensors(api);
   d.contexts = query_many<HwContextInfo>(api, kQueryHwContexts, 32);
   d.power_mode = query_one<PowerMode>(api, kGetPowerMode);
   d.resources = query_one<ResourceInfo>(api, kQueryResourceInfo);

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "npu/xdna/fork_guard.h"
+
 namespace flopwatt::npu::xdna {
 
 std::vector<std::uint8_t> cu_config_param(const std::vector<CuConfig>& cus) {
@@ -63,9 +65,11 @@ HwContext::HwContext(DriverApi& api, std::uint32_t max_opc, std::uint32_t num_ti
                                          std::strerror(err)));
   handle_ = c.handle;
   syncobj_ = c.syncobj_handle;
+  count_context(+1);
 }
 
 HwContext::~HwContext() {
+  count_context(-1);
   DestroyHwctx d{handle_, 0};
   int err = 0;
   api_.ioctl(kIoctlDestroyHwctx, &d, &err);

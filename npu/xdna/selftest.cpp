@@ -83,7 +83,7 @@ SelftestReport run_selftest(const XdnaBackendConfig& cfg, const ReferenceGemm& r
     require_npu_design(x);
     const InstStream insts = load_insts(d->insts);
     check_insts_device(*d, insts);
-    const std::uint32_t cu_index = 0;  // commands go to the first CU
+    const auto cu_index = std::uint32_t(judge_xclbin(x).command_cu);
     stage("load", true, fmt::format("design {} ({}x{}x{} M,N,K, {} output, {} instruction words)", d->name, d->M, d->N,
                                     d->K, to_string(d->dtype_out), insts.words.size()));
 

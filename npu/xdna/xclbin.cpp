@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -22,7 +24,6 @@ constexpr std::uint64_t kSectionsAt = kHeaderAt + 152;
 constexpr std::uint64_t kSectionHeaderBytes = 40;
 constexpr std::uint32_t kMaxSections = 0x10000;
 constexpr std::uint64_t kPartitionBytes = 184, kPdiBytes = 96, kCdoGroupBytes = 96, kIpDataBytes = 80;
-constexpr std::uint32_t kIpPsKernel = 7, kSubtypeDpu = 1;
 
 struct ArrayRef {
   std::uint32_t count, offset;
@@ -84,23 +85,71 @@ AiePartition parse_partition(const ByteReader& r) {
   return p;
 }
 
-std::vector<ComputeUnit> parse_ip_layout(const ByteReader& r) {
+std::vector<IpEntry> parse_ip_layout(const ByteReader& r) {
   const std::int32_t count = r.get<std::int32_t>(0, "ip_layout count");
   if (count < 0) throw InputError(r.where(), "negative ip_layout count", "the xclbin is corrupt; rebuild it");
   r.need(8, std::uint64_t(count) * kIpDataBytes, "ip_layout entries");
-  std::vector<ComputeUnit> cus;
+  std::vector<IpEntry> ips;
   for (std::int32_t i = 0; i < count; ++i) {
     const std::uint64_t at = 8 + kIpDataBytes * std::uint64_t(i);
-    const std::uint32_t type = r.get<std::uint32_t>(at, "ip type");
-    const std::uint32_t props = r.get<std::uint32_t>(at + 4, "ip properties");
-    if (type != kIpPsKernel || (props & 0x3) != kSubtypeDpu) continue;
-    ComputeUnit cu;
-    cu.functional = std::uint8_t((props >> 4) & 0x3);
-    cu.kernel_id = std::uint16_t((props >> 16) & 0xfff);
-    cu.name = r.fixed_string(at + 16, 64, "ip name");
-    cus.push_back(std::move(cu));
+    IpEntry ip;
+    ip.type = r.get<std::uint32_t>(at, "ip type");
+    ip.properties = r.get<std::uint32_t>(at + 4, "ip properties");
+    ip.name = r.fixed_string(at + 16, 64, "ip name");
+    ips.push_back(std::move(ip));
   }
-  return cus;
+  return ips;
+}
+
+// XRT's convert(): stoul base 0, "" is 0 (xclbin_parser.cpp). A value stoul
+// refuses is an InputError here where XRT would throw std::invalid_argument.
+std::uint64_t xml_number(const std::string& v, const std::string& where, const std::string& what) {
+  if (v.empty()) return 0;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v.c_str(), &end, 0);
+  if (end == v.c_str() || *end || errno == ERANGE || v[0] == '-')
+    throw InputError(where + ": EMBEDDED_METADATA", fmt::format("{} \"{}\" is not a number", what, v),
+                     "the xclbin is corrupt; rebuild it");
+  return n;
+}
+
+// xdna-driver src/shim/hwctx.cpp xclbin_parser: per XML kernel, in XML
+// order, its CUs with the PDI of its dpu_kernel_id; a kernel without one is
+// skipped (ENOENT). A kernel's CUs are the IPs whose name matches
+// ^(kernel):(.*)$ (xrt_xclbin.cpp copy_if_name_match), in IP_LAYOUT order:
+// every prefix of an IP name that ends before a ':' is indexed once, so a
+// hostile file's many kernels and IPs cost no product of the two.
+void derive_cus(Xclbin& x) {
+  std::unordered_map<std::string, std::vector<std::size_t>> ips_of;
+  for (std::size_t i = 0; i < x.ips.size(); ++i) {
+    const std::string& n = x.ips[i].name;
+    for (std::size_t c = n.find(':'); c != std::string::npos; c = n.find(':', c + 1)) {
+      auto& v = ips_of[n.substr(0, c)];
+      if (v.empty() || v.back() != i) v.push_back(i);
+    }
+  }
+  std::unordered_map<std::uint16_t, std::size_t> pdi_of_id;  // the first PDI listing each 16-bit id
+  for (std::size_t p = x.partition.pdis.size(); p-- > 0;)
+    for (const auto& g : x.partition.pdis[p].groups)
+      for (auto id : g.kernel_ids)
+        if (id <= 0xffff) pdi_of_id[std::uint16_t(id)] = p;
+  // A name listed twice takes the first entry's properties each time, as
+  // get_kernel_properties(kname) finds the first (xclbin_parser.cpp).
+  std::unordered_map<std::string, const MetadataKernel*> first;
+  for (const auto& k : x.metadata_kernels) first.emplace(k.name, &k);
+  for (const auto& listed : x.metadata_kernels) {
+    const MetadataKernel& k = *first.at(listed.name);
+    const std::uint64_t id = xml_number(k.dpu_kernel_id, x.where, "kernel " + k.name + "'s dpu_kernel_id");
+    const std::uint64_t func = xml_number(k.functional, x.where, "kernel " + k.name + "'s functional");
+    const auto pdi = pdi_of_id.find(std::uint16_t(id));
+    if (pdi == pdi_of_id.end()) {
+      x.skipped_kernels.push_back({k.name, id});
+      continue;
+    }
+    if (const auto ips = ips_of.find(k.name); ips != ips_of.end())
+      for (std::size_t i : ips->second) x.cus.push_back({x.ips[i].name, k.name, std::uint8_t(func), id, pdi->second});
+  }
 }
 
 std::string attribute(const std::string& element, const char* name) {
@@ -158,10 +207,17 @@ const XclbinSection* Xclbin::section(std::uint32_t kind) const {
 }
 
 const AiePdi* Xclbin::pdi_for(std::uint64_t kernel_id) const {
+  const auto id16 = std::uint16_t(kernel_id);
   for (const auto& p : partition.pdis)
     for (const auto& g : p.groups)
       for (auto id : g.kernel_ids)
-        if (id == kernel_id) return &p;
+        if (id == id16) return &p;
+  return nullptr;
+}
+
+const MetadataKernel* Xclbin::kernel(const std::string& name) const {
+  for (const auto& k : metadata_kernels)
+    if (k.name == name) return &k;
   return nullptr;
 }
 
@@ -197,31 +253,18 @@ Xclbin parse_xclbin(std::span<const std::uint8_t> bytes, const std::string& wher
       x.partition = parse_partition(ByteReader(data, where + ": AIE_PARTITION"));
       x.has_partition = true;
     } else if (s.kind == kIpLayout) {
-      x.cus = parse_ip_layout(ByteReader(data, where + ": IP_LAYOUT"));
+      x.ips = parse_ip_layout(ByteReader(data, where + ": IP_LAYOUT"));
     } else if (s.kind == kEmbeddedMetadata) {
       x.metadata_kernels = parse_metadata(data);
     }
   }
-  // Older toolchains carry the compute unit only in the XML.
-  if (x.cus.empty())
-    for (const auto& k : x.metadata_kernels) {
-      if (k.dpu_kernel_id.empty()) continue;
-      ComputeUnit cu;
-      cu.name = k.name;
-      cu.kernel_id = std::uint16_t(std::strtoul(k.dpu_kernel_id.c_str(), nullptr, 0));
-      cu.functional = std::uint8_t(std::strtoul(k.functional.c_str(), nullptr, 0));
-      x.cus.push_back(cu);
-    }
+  derive_cus(x);
   return x;
 }
 
 RegisterMap register_map(const Xclbin& x, std::size_t cu) {
   const std::string fix = "rebuild the design with aiecc (see scripts/build-npu-artifacts.md)";
-  const std::string cu_name = cu < x.cus.size() ? x.cus[cu].name : std::string();
-  const std::string kernel = cu_name.substr(0, cu_name.find(':'));
-  const MetadataKernel* k = nullptr;
-  for (const auto& m : x.metadata_kernels)
-    if (m.name == kernel || x.metadata_kernels.size() == 1) k = &m;
+  const MetadataKernel* k = cu < x.cus.size() ? x.kernel(x.cus[cu].kernel) : nullptr;
   if (!k || k->args.empty()) return RegisterMap{};
   RegisterMap r;
   r.buffers.clear();
@@ -262,14 +305,7 @@ RegisterMap register_map(const Xclbin& x, std::size_t cu) {
 
 std::vector<const AiePdi*> cu_pdis(const Xclbin& x) {
   std::vector<const AiePdi*> v;
-  for (const auto& cu : x.cus) {
-    const AiePdi* p = x.pdi_for(cu.kernel_id);
-    if (!p)
-      throw InputError(x.where, fmt::format("no PDI in AIE_PARTITION serves compute unit '{}' (kernel id 0x{:x})", cu.name,
-                                            cu.kernel_id),
-                       "rebuild the design with aiecc (see scripts/build-npu-artifacts.md)");
-    v.push_back(p);
-  }
+  for (const auto& cu : x.cus) v.push_back(&x.partition.pdis.at(cu.pdi));
   return v;
 }
 
@@ -285,14 +321,10 @@ Xclbin load_xclbin(const std::string& path) {
 }
 
 void require_npu_design(const Xclbin& x) {
-  const std::string fix = "build the design for the NPU with aiecc (see scripts/build-npu-artifacts.md)";
-  if (!x.has_partition) throw InputError(x.where, "no AIE_PARTITION section", fix);
-  if (x.partition.pdis.empty()) throw InputError(x.where, "AIE_PARTITION holds no PDI", fix);
-  for (const auto& p : x.partition.pdis)
-    if (p.image.empty()) throw InputError(x.where, "AIE_PARTITION has an empty PDI image", fix);
-  if (x.cus.empty()) throw InputError(x.where, "no DPU compute unit in IP_LAYOUT or EMBEDDED_METADATA", fix);
-  cu_pdis(x);
-  for (std::size_t i = 0; i < x.cus.size(); ++i) register_map(x, i);
+  const XclbinVerdict v = judge_xclbin(x);
+  if (!v.runnable)
+    throw InputError(x.where, v.what + ": " + v.why,
+                     "build an mlir-aie GEMM design with scripts/build-npu-designs (see scripts/build-npu-artifacts.md)");
 }
 
 }  // namespace flopwatt::npu::xdna

@@ -46,10 +46,31 @@ struct AiePartition {
   std::vector<AiePdi> pdis;
 };
 
-struct ComputeUnit {  // an IP_LAYOUT entry of type PS kernel, subtype DPU
-  std::string name;   // "MLIR_AIE:MLIRAIE"
+struct IpEntry {  // one IP_LAYOUT entry, whatever its type
+  std::string name;  // "MLIR_AIE:MLIRAIE", "XDP_KERNEL:IPUV1CNN", "vadd:vadd_1"
+  std::uint32_t type = 0, properties = 0;
+};
+
+// A compute unit as XRT lists it (XRT src/runtime_src/core/common/api/
+// xrt_xclbin.cpp init_kernels and copy_if_name_match; xdna-driver
+// src/shim/hwctx.cpp xclbin_parser): for each kernel of EMBEDDED_METADATA in
+// XML order, every IP_LAYOUT entry named "<kernel>:..." whatever its IP type,
+// in IP_LAYOUT order, all sharing the kernel's functional, dpu_kernel_id and
+// the PDI that id selects. A CU's index in this list is its index in
+// CONFIG_CU and its bit in a command's CU mask.
+struct ComputeUnit {
+  std::string name;    // the IP_LAYOUT name
+  std::string kernel;  // the EMBEDDED_METADATA kernel it belongs to
   std::uint8_t functional = 0;
-  std::uint16_t kernel_id = 0;
+  std::uint64_t kernel_id = 0;  // the kernel's dpu_kernel_id, whole
+  std::size_t pdi = 0;          // index into partition.pdis
+};
+
+// A kernel of EMBEDDED_METADATA that XRT's shim leaves out of the CU list
+// because no PDI serves its dpu_kernel_id (a PL kernel such as "vadd").
+struct SkippedKernel {
+  std::string name;
+  std::uint64_t kernel_id = 0;
 };
 
 struct KernelArg {  // <arg name= addressQualifier= id= size= offset= type=/>
@@ -80,34 +101,48 @@ struct Xclbin {
   std::vector<XclbinSection> sections;
   bool has_partition = false;
   AiePartition partition;
-  std::vector<ComputeUnit> cus;
+  std::vector<IpEntry> ips;
   std::vector<MetadataKernel> metadata_kernels;
+  std::vector<ComputeUnit> cus;  // derived from the two above and the partition, as XRT does
+  std::vector<SkippedKernel> skipped_kernels;
 
   const XclbinSection* section(std::uint32_t kind) const;
-  // The PDI whose CDO groups list kernel_id; nullptr when none.
+  // The PDI whose CDO groups list kernel_id; nullptr when none. XRT's shim
+  // looks a kernel up by its id cast to 16 bits (xdna-driver src/shim/hwctx.h
+  // get_pdi(..., uint16_t kernel_id)), and so does this.
   const AiePdi* pdi_for(std::uint64_t kernel_id) const;
+  const MetadataKernel* kernel(const std::string& name) const;
 };
 
 // Parses an xclbin; throws InputError(where, ...) for anything malformed:
 // wrong magic, truncation, section or array offsets past the end.
 Xclbin parse_xclbin(std::span<const std::uint8_t> bytes, const std::string& where);
 Xclbin load_xclbin(const std::string& path);
-// Checks what the NPU flow needs: an AIE_PARTITION with a PDI, at least one
-// compute unit, a PDI for every compute unit (cu_pdis) and a usable register
-// map for each (register_map). Throws InputError.
+// What an xclbin is and whether flopwatt can run it: the one judgement that
+// `npu info`, the backend and the self-test read. flopwatt drives mlir-aie's
+// kernel convention (arguments opcode, instr, ninstr, then data buffers);
+// RyzenAI's DPU overlays name theirs instruct/nistruct and take instruction
+// streams the Vitis AI compiler makes per model.
+struct XclbinVerdict {
+  std::string what;            // "mlir-aie design (kernel MLIR_AIE; 1 compute unit)"
+  bool runnable = false;
+  std::string why;             // when not runnable
+  std::size_t command_cu = 0;  // when runnable: the CU commands go to
+};
+XclbinVerdict judge_xclbin(const Xclbin& x);
+
+// Throws InputError(x.where, verdict.why) unless judge_xclbin finds it runnable.
 void require_npu_design(const Xclbin& x);
 
-// The PDI of each compute unit, in IP_LAYOUT order (a CU's index there is its
-// index in CONFIG_CU and its bit in a command's CU mask): the PDI whose CDO
-// groups list the CU's kernel id, as XRT's shim pairs them. InputError when a
-// CU has none, since CONFIG_CU needs a PDI for every CU it names.
+// The PDI of each compute unit, in the order of x.cus (every CU has one: XRT
+// leaves out the kernels no PDI serves).
 std::vector<const AiePdi*> cu_pdis(const Xclbin& x);
 
 // The register map of compute unit `cu`: from the <arg> list of its kernel in
-// EMBEDDED_METADATA (the kernel named before the ':' of the CU's name, or the
-// only one): "opcode", "instr", "ninstr", then every other pointer argument
-// by offset. InputError when the list lacks one of the three or places an
-// argument off a 32-bit boundary.
+// EMBEDDED_METADATA: "opcode", "instr", "ninstr", then every other pointer
+// argument by offset; mlir-aie's layout when the kernel lists no arguments.
+// InputError when the list lacks one of the three or places an argument off a
+// 32-bit boundary.
 RegisterMap register_map(const Xclbin& x, std::size_t cu);
 
 std::vector<std::uint8_t> read_file_bytes(const std::string& path);  // InputError when unreadable

@@ -63,7 +63,7 @@ std::optional<DesignMode> design_mode_from_env() {
   return std::nullopt;
 }
 
-XdnaBackend::XdnaBackend(XdnaBackendConfig cfg) : cfg_(std::move(cfg)) {
+XdnaBackend::XdnaBackend(XdnaBackendConfig cfg) : cfg_(std::move(cfg)), fork_releaser_([this] { loaded_.clear(); }) {
   disc_ = discover_xdna(cfg_.root, cfg_.opener);
   if (!disc_.pci.empty() && disc_.pci.front().generation != "unknown") generation_ = disc_.pci.front().generation;
   if (cfg_.artifacts_dir.empty()) {
@@ -174,9 +174,9 @@ XdnaBackend::Loaded& XdnaBackend::load(const ArtifactDesign& d, double* seconds)
   l->files = files;
   const Xclbin& x = files->xclbin;
   DriverApi& api = *dev_->api;
-  // Every CU is configured with its own PDI (require_npu_design checked each
-  // has one); commands go to the first, as mlir-aie designs have one.
-  l->cu_index = 0;
+  // Every CU XRT lists is configured with its PDI; commands go to the one
+  // judge_xclbin picked (the first with mlir-aie's register map).
+  l->cu_index = std::uint32_t(judge_xclbin(x).command_cu);
   l->regs = register_map(x, l->cu_index);
   const std::uint32_t core_rows = dev_->info.aie.value ? dev_->info.aie.value->core.row_count : 4;
   const std::uint32_t width = x.partition.column_width ? x.partition.column_width : std::uint32_t(d.cols);

@@ -17,6 +17,7 @@
 #include "npu/xdna/artifacts.h"
 #include "npu/xdna/discovery.h"
 #include "npu/xdna/driver_api.h"
+#include "npu/xdna/fork_guard.h"
 #include "workloads/backend.h"
 
 namespace flopwatt::npu::xdna {
@@ -77,6 +78,9 @@ class XdnaBackend : public Backend {
   std::list<std::unique_ptr<Loaded>> loaded_;  // most recently used first
   std::map<std::string, std::shared_ptr<const Parsed>> parsed_;  // design files, read once
   std::optional<Breakdown> last_;
+  // Gives the contexts back before flopwatt forks (fork_guard.h); the next
+  // GEMM re-creates them. Declared last: it goes before loaded_.
+  ForkReleaser fork_releaser_;
 };
 
 }  // namespace flopwatt::npu::xdna

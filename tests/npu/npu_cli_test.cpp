@@ -47,6 +47,17 @@ TEST_F(NpuCli, InfoWithoutDeviceExitsZeroAndSaysWhy) {
   EXPECT_NE(u.out.find("no driver bound"), std::string::npos) << u.out;
 }
 
+// A RyzenAI DPU overlay given to npu info is read and said not to run, with why.
+TEST_F(NpuCli, InfoSaysWhatAnXclbinIsAndWhyItDoesNotRun) {
+  const std::string x = kFixtures + "/xclbins/AMD_AIE2P_4x4_Overlay_CFG0.xclbin";
+  const auto r = run("npu info --sysfs-root " + kFixtures + "/root-empty --xclbin " + x);
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find(x + ": DPU overlay (32 kernels with instruct/nistruct arguments; 32 compute units, 31 PDIs); "
+                           "not runnable: "),
+            std::string::npos)
+      << r.out;
+}
+
 // Issue 24 item 4: the plan says how far the variant's model is from the
 // published figures, why when it is off, and the end-to-end figure with host copies.
 TEST_F(NpuCli, PlanReportsCalibrationOfTheVariant) {

@@ -5,6 +5,7 @@
 #include <libelf.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -38,8 +39,17 @@ std::vector<XclbinCu> all_cus(const XclbinSpec& s) {
   return v;
 }
 
+std::vector<XclbinCu> with_pdi(const XclbinSpec& s) {
+  std::vector<XclbinCu> v;
+  for (const auto& c : all_cus(s))
+    if (!c.pdi.empty()) v.push_back(c);
+  return v;
+}
+
+std::string kernel_of(const std::string& cu) { return cu.substr(0, cu.find(':')); }
+
 std::vector<std::uint8_t> partition_section(const XclbinSpec& s) {
-  const auto cus = all_cus(s);
+  const auto cus = with_pdi(s);
   Buf p;
   p.b.resize(184);
   p.put<std::uint32_t>(8, s.ops_per_cycle);
@@ -90,34 +100,44 @@ std::vector<std::uint8_t> ip_layout_section(const XclbinSpec& s) {
   for (std::size_t c = 0; c < cus.size(); ++c) {
     const std::uint64_t e = 8 + 80 * c;
     const std::uint32_t props =
-        1u | (std::uint32_t(cus[c].functional & 3) << 4) | (std::uint32_t(cus[c].kernel_id & 0xfff) << 16);
-    p.put<std::uint32_t>(e, 7);  // IP_PS_KERNEL
+        // the 12-bit id field keeps only the low bits of a longer id, as in RyzenAI's overlays
+        (cus[c].subtype & 3) | (std::uint32_t(cus[c].functional & 3) << 4) | (std::uint32_t(cus[c].kernel_id & 0xfff) << 16);
+    p.put<std::uint32_t>(e, cus[c].ip_type);
     p.put<std::uint32_t>(e + 4, props);
     p.bytes(e + 16, cus[c].name.c_str(), std::min<std::size_t>(cus[c].name.size() + 1, 64));
   }
   return p.b;
 }
 
-std::string metadata_xml(const XclbinSpec& s) {
-  char id[16];
-  std::snprintf(id, sizeof id, "0x%x", s.kernel_id);
+std::string kernel_args(const XclbinSpec& s) {
   std::string args;
-  if (s.metadata_args) {
-    auto arg = [&](const std::string& name, int qualifier, int n, int size, std::uint32_t offset, const char* type) {
-      char off[16];
-      std::snprintf(off, sizeof off, "0x%x", offset);
-      args += "<arg name=\"" + name + "\" addressQualifier=\"" + std::to_string(qualifier) + "\" id=\"" + std::to_string(n) +
-              "\" size=\"0x" + std::to_string(size) + "\" offset=\"" + off + "\" type=\"" + type + "\"/>";
-    };
-    arg("opcode", 0, 0, 8, 0x0, "uint64_t");
-    arg("instr", 1, 1, 8, 0x8, "char *");
-    arg("ninstr", 0, 2, 4, 0x10, "uint32_t");
-    for (int i = 0; i < 5; ++i) arg("bo" + std::to_string(i), 1, 3 + i, 8, s.first_buffer_offset + 8 * std::uint32_t(i), "void*");
+  if (!s.metadata_args) return args;
+  auto arg = [&](const std::string& name, int qualifier, int n, int size, std::uint32_t offset, const char* type) {
+    char off[16];
+    std::snprintf(off, sizeof off, "0x%x", offset);
+    args += "<arg name=\"" + name + "\" addressQualifier=\"" + std::to_string(qualifier) + "\" id=\"" + std::to_string(n) +
+            "\" size=\"0x" + std::to_string(size) + "\" offset=\"" + off + "\" type=\"" + type + "\"/>";
+  };
+  arg("opcode", 0, 0, 8, 0x0, "uint64_t");
+  arg(s.overlay_args ? "instruct" : "instr", 1, 1, 8, 0x8, "char *");
+  arg(s.overlay_args ? "nistruct" : "ninstr", 0, 2, 4, 0x10, "uint32_t");
+  for (int i = 0; i < 5; ++i) arg("bo" + std::to_string(i), 1, 3 + i, 8, s.first_buffer_offset + 8 * std::uint32_t(i), "void*");
+  return args;
+}
+
+std::string metadata_xml(const XclbinSpec& s) {
+  std::string kernels;
+  std::vector<std::string> seen;
+  for (const auto& c : all_cus(s)) {
+    const std::string k = kernel_of(c.name);
+    if (std::find(seen.begin(), seen.end(), k) != seen.end()) continue;
+    seen.push_back(k);
+    char id[24];
+    std::snprintf(id, sizeof id, "0x%llx", static_cast<unsigned long long>(c.kernel_id));
+    kernels += "<kernel name=\"" + k + "\" language=\"c\" type=\"dpu\"><extended-data subtype=\"DPU\" functional=\"" +
+               std::to_string(c.functional) + "\" dpu_kernel_id=\"" + id + "\"/>" + kernel_args(s) + "</kernel>";
   }
-  return "<?xml version=\"1.0\"?><project><platform><device><core><kernel name=\"MLIR_AIE\" language=\"c\" "
-         "type=\"dpu\"><extended-data subtype=\"DPU\" functional=\"" +
-         std::to_string(s.functional) + "\" dpu_kernel_id=\"" + id + "\"/>" + args +
-         "</kernel></core></device></platform></project>";
+  return "<?xml version=\"1.0\"?><project><platform><device><core>" + kernels + "</core></device></platform></project>";
 }
 
 }  // namespace

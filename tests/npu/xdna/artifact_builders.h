@@ -11,16 +11,21 @@ namespace flopwatt::npu::xdna::test {
 
 inline std::vector<std::uint8_t> sample_pdi() { return std::vector<std::uint8_t>{0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4}; }
 
-struct XclbinCu {  // a further compute unit, with a PDI of its own
+// A further IP_LAYOUT entry "<kernel>:<instance>". Its kernel goes into
+// EMBEDDED_METADATA once, with the id and function of its first entry; a
+// non-empty pdi adds a PDI serving kernel_id to AIE_PARTITION.
+struct XclbinCu {
   std::string name;
-  std::uint16_t kernel_id = 0;
+  std::uint64_t kernel_id = 0;
   std::uint8_t functional = 0;
   std::vector<std::uint8_t> pdi;
+  std::uint32_t ip_type = 7;  // IP_PS_KERNEL; 1 is IP_KERNEL (a PL kernel)
+  std::uint32_t subtype = 1;  // ST_DPU; RyzenAI's XDP_KERNEL entry has 0
 };
 
 struct XclbinSpec {
   std::vector<std::uint8_t> pdi = sample_pdi();
-  std::uint16_t kernel_id = 0x901;
+  std::uint64_t kernel_id = 0x901;
   std::uint8_t functional = 0;
   std::string cu_name = "MLIR_AIE:MLIRAIE";
   std::uint32_t ops_per_cycle = 8192;
@@ -31,6 +36,8 @@ struct XclbinSpec {
   // offsets, then bo0..bo4 from this offset (mlir-aie: 0x14); none when false.
   bool metadata_args = true;
   std::uint32_t first_buffer_offset = 0x14;
+  // RyzenAI's DPU overlay convention: instruct/nistruct in place of instr/ninstr.
+  bool overlay_args = false;
   std::vector<XclbinCu> more_cus = {};  // in IP_LAYOUT after the first; each PDI in AIE_PARTITION after the first
 };
 

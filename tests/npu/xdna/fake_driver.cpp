@@ -383,6 +383,42 @@ int FakeDriver::exec(up::amdxdna_drm_exec_cmd* e, int* errno_out) {
   return 0;
 }
 
+// Mainline (xdna-driver drivers/accel/amdxdna/amdxdna_sensors.c
+// amdxdna_query_sensors): "Total Power" in W with unitm -3, "Temperature"
+// when PMF has one, then "Column %d Utilization" for min(total_col,
+// AMDXDNA_NPU_MAX_PMF_COLUMNS = 8) columns. Out-of-tree (src/driver/amdxdna/
+// aie2_pci.c aie2_query_sensors): the power sensor in "mW", no temperature,
+// min(total_col, 8) columns. Both copy as many as fit, set buffer_size to
+// what they copied and succeed.
+int FakeDriver::sensors(up::amdxdna_drm_get_info* g, int* errno_out) {
+  if (!opt_.pmf) return fail(errno_out, EOPNOTSUPP);
+  ++sensor_queries;
+  const bool mainline = opt_.build == DriverBuild::Mainline;
+  std::vector<up::amdxdna_drm_query_sensor> all;
+  auto add = [&](std::uint8_t type, std::uint32_t input, std::int8_t unitm, const std::string& label, const char* units) {
+    up::amdxdna_drm_query_sensor q{};
+    q.type = type, q.input = input, q.unitm = unitm;
+    std::snprintf(reinterpret_cast<char*>(q.label), sizeof q.label, "%s", label.c_str());
+    std::snprintf(reinterpret_cast<char*>(q.units), sizeof q.units, "%s", units);
+    all.push_back(q);
+  };
+  add(up::kSensorTypePower, opt_.npu_power_mw, -3, "Total Power", mainline ? "W" : "mW");
+  if (mainline && opt_.npu_temp != 0xffff) add(up::kSensorTypeTemperature, opt_.npu_temp, 0, "Temperature", "C");
+  for (std::uint32_t i = 0; i < std::min<std::uint32_t>(opt_.cols, 8); ++i)
+    add(up::kSensorTypeColumnUtilization, 10 * i, 0, "Column " + std::to_string(i) + " Utilization", "%");
+  const std::size_t fit = std::min<std::size_t>(all.size(), g->buffer_size / sizeof(up::amdxdna_drm_query_sensor));
+  std::memcpy(reinterpret_cast<void*>(g->buffer), all.data(), fit * sizeof(up::amdxdna_drm_query_sensor));
+  g->buffer_size = std::uint32_t(fit * sizeof(up::amdxdna_drm_query_sensor));
+  return 0;
+}
+
+void FakeDriver::flush_from_child() {
+  if (opt_.build == DriverBuild::OutOfTree) return;
+  // amdxdna_hwctx_remove_all: each context goes; its syncobj stays user space's.
+  contexts_flushed += int(ctxs_.size());
+  ctxs_.clear();
+}
+
 int FakeDriver::get_info(up::amdxdna_drm_get_info* g, int* errno_out) {
   auto put = [&](const void* v, std::size_t n, bool exact) {
     // Fixed-size answers are refused when the buffer is short; the clock and
@@ -432,6 +468,7 @@ int FakeDriver::get_info(up::amdxdna_drm_get_info* g, int* errno_out) {
       return put(&a, sizeof a, false);
     }
     case up::kQueryHwContexts: g->buffer_size = 0; return 0;
+    case up::kQuerySensors: return sensors(g, errno_out);
   }
   // aie2_get_info: any other parameter is "Not supported request parameter": EOPNOTSUPP.
   return fail(errno_out, EOPNOTSUPP);

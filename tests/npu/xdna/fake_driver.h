@@ -66,6 +66,12 @@ struct FakeOptions {
   std::uint16_t cols = 5;  // AIE metadata: Phoenix has 5 columns (first usable is 1)
   std::uint32_t mp_npu_mhz = 1267, h_clock_mhz = 1600;
   std::uint8_t power_mode = 0;  // POWER_MODE_DEFAULT
+  // QUERY_SENSORS answers through amd-pmf (amd_pmf_get_npu_data); without it
+  // EOPNOTSUPP. Mainline adds a temperature sensor when PMF reports one
+  // (0xffff is AMDXDNA_INVALID_TEMPERATURE: none).
+  bool pmf = true;
+  std::uint16_t npu_temp = 0xffff;
+  std::uint32_t npu_power_mw = 1234;
 };
 
 struct FakeBo {
@@ -91,6 +97,15 @@ class FakeDriver : public DriverApi {
   ~FakeDriver() override;
 
   int ioctl(unsigned long request, void* arg, int* errno_out) override;
+  std::size_t sensor_queries = 0;  // QUERY_SENSORS calls answered
+  // Another process sharing this file closed it (a child at exec, the device
+  // being O_CLOEXEC, or at exit). Mainline's amdxdna_flush, as first merged
+  // (Linux drivers/accel/amdxdna/amdxdna_pci_drv.c), has no PID check: it
+  // takes the client off the device and tears down every hardware context of
+  // the file. The out-of-tree driver's (xdna-driver src/driver/amdxdna/
+  // amdxdna_drm.c) returns at once when current's PID is not the opener's.
+  void flush_from_child();
+  int contexts_flushed = 0;
   void* mmap(std::size_t size, std::uint64_t offset, void* hint, int* errno_out) override;
   void munmap(void* p, std::size_t size) override;
   int syncobj_wait(std::uint32_t syncobj, std::uint64_t point, std::int64_t timeout_ns) override;
@@ -141,6 +156,7 @@ class FakeDriver : public DriverApi {
   int config_hwctx(upstream::amdxdna_drm_config_hwctx* c, int* errno_out);
   int exec(upstream::amdxdna_drm_exec_cmd* e, int* errno_out);
   int get_info(upstream::amdxdna_drm_get_info* g, int* errno_out);
+  int sensors(upstream::amdxdna_drm_get_info* g, int* errno_out);
 
   std::vector<Design> designs_;
   FakeOptions opt_;

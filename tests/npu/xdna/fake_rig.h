@@ -48,7 +48,7 @@ struct Rig {
       XclbinSpec xs;
       xs.pdi.push_back(std::uint8_t(i));  // the firmware tells designs apart by their PDI
       xs.first_buffer_offset = s.buffer_offset;
-      if (s.second_cu) xs.more_cus.push_back({"MLIR_AIE:SECOND", 0x902, 1, {std::uint8_t(0x80 + i)}});
+      if (s.second_cu) xs.more_cus.push_back({"SECOND:SECOND", 0x902, 1, {std::uint8_t(0x80 + i)}});
       const auto x = build_xclbin(xs);
       const std::string xname =
           (s.file_suffix.empty() ? std::string("gemm").append(std::to_string(i)) : std::string("final_").append(s.file_suffix))

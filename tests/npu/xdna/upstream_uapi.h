@@ -119,6 +119,8 @@ inline constexpr std::uint32_t kQueryAieMetadata = 1;     // DRM_AMDXDNA_QUERY_A
 inline constexpr std::uint32_t kQueryAieVersion = 2;      // DRM_AMDXDNA_QUERY_AIE_VERSION
 inline constexpr std::uint32_t kQueryClockMetadata = 3;   // DRM_AMDXDNA_QUERY_CLOCK_METADATA
 inline constexpr std::uint32_t kQuerySensors = 4;         // DRM_AMDXDNA_QUERY_SENSORS
+// enum amdxdna_sensor_type
+inline constexpr std::uint8_t kSensorTypePower = 0, kSensorTypeColumnUtilization = 1, kSensorTypeTemperature = 2;
 inline constexpr std::uint32_t kQueryHwContexts = 5;      // DRM_AMDXDNA_QUERY_HW_CONTEXTS
 inline constexpr std::uint32_t kReadAieMem = 6;           // DRM_AMDXDNA_READ_AIE_MEM [oot] only
 inline constexpr std::uint32_t kReadAieReg = 7;           // DRM_AMDXDNA_READ_AIE_REG [oot] only

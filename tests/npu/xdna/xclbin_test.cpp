@@ -46,7 +46,10 @@ TEST(Xclbin, ParsesAValidDesign) {
   EXPECT_EQ(x.partition.pdis[0].groups[0].kernel_ids, std::vector<std::uint64_t>{0x901});
   ASSERT_EQ(x.cus.size(), 1u);
   EXPECT_EQ(x.cus[0].name, "MLIR_AIE:MLIRAIE");
-  EXPECT_EQ(x.cus[0].kernel_id, 0x901);
+  EXPECT_EQ(x.cus[0].kernel, "MLIR_AIE");
+  EXPECT_EQ(x.cus[0].kernel_id, 0x901u);
+  EXPECT_EQ(x.cus[0].pdi, 0u);
+  ASSERT_EQ(x.ips.size(), 1u);
   ASSERT_EQ(x.metadata_kernels.size(), 1u);
   EXPECT_EQ(x.metadata_kernels[0].name, "MLIR_AIE");
   EXPECT_EQ(x.metadata_kernels[0].dpu_kernel_id, "0x901");
@@ -55,55 +58,101 @@ TEST(Xclbin, ParsesAValidDesign) {
   EXPECT_NO_THROW(require_npu_design(x));
 }
 
-TEST(Xclbin, ComputeUnitFromMetadataWhenNoIpLayout) {
+// XRT lists a kernel's CUs from IP_LAYOUT only (xrt_xclbin.cpp init_ips):
+// without it there is none, and the shim refuses the xclbin.
+TEST(Xclbin, NoIpLayoutMeansNoComputeUnitAsInXrt) {
   XclbinSpec s;
   s.ip_layout = false;
-  s.functional = 1;
   const Xclbin x = parse_xclbin(build_xclbin(s), "t.xclbin");
+  EXPECT_TRUE(x.cus.empty());
+  EXPECT_THROW(require_npu_design(x), InputError);
+  s.ip_layout = true;
+  s.metadata = false;
+  EXPECT_TRUE(parse_xclbin(build_xclbin(s), "t").cus.empty()) << "no kernel without EMBEDDED_METADATA";
+}
+
+// RyzenAI's 4x4_Overlay_CFG0 holds dpu_kernel_id 0x1010 in its XML and 0x010
+// in IP_LAYOUT's 12-bit field; XRT takes the XML's (xclbin_parser.cpp
+// get_kernel_id), and so must the PDI pairing.
+TEST(Xclbin, TheKernelIdIsTheMetadatasNotIpLayouts) {
+  XclbinSpec s;
+  s.kernel_id = 0x1010;
+  const Xclbin x = parse_xclbin(build_xclbin(s), "t");
   ASSERT_EQ(x.cus.size(), 1u);
-  EXPECT_EQ(x.cus[0].kernel_id, 0x901);
-  EXPECT_EQ(x.cus[0].functional, 1);
+  EXPECT_EQ(x.cus[0].kernel_id, 0x1010u);
+  EXPECT_EQ(cu_pdis(x).at(0)->image, s.pdi);
   EXPECT_NO_THROW(require_npu_design(x));
 }
 
-TEST(Xclbin, DesignChecks) {
+// The shim looks a PDI up by the id cast to uint16_t (xdna-driver
+// src/shim/hwctx.h get_pdi), so bits above 16 do not take part.
+TEST(Xclbin, ThePdiLookupUsesSixteenBitsAsTheShimDoes) {
   XclbinSpec s;
-  s.ip_layout = s.metadata = false;
-  EXPECT_THROW(require_npu_design(parse_xclbin(build_xclbin(s), "t")), InputError) << "no compute unit";
-  XclbinSpec k;
-  k.kernel_id = 0x333;
-  test::XclbinLayout lay;
-  auto b = build_xclbin(k, &lay);
-  // Make the IP_LAYOUT kernel id disagree with the PDI's.
-  std::uint32_t props;
-  std::memcpy(&props, b.data() + lay.ip_layout_offset + 12, 4);
-  props = (props & 0xffffu) | (0x777u << 16);
-  poke(b, lay.ip_layout_offset + 12, props);
-  EXPECT_THROW(require_npu_design(parse_xclbin(b, "t")), InputError) << "no PDI serves the CU";
+  const Xclbin x = parse_xclbin(build_xclbin(s), "t");
+  EXPECT_EQ(x.pdi_for(0x10901), &x.partition.pdis[0]);
+  EXPECT_EQ(x.pdi_for(0x1901), nullptr);
 }
 
-TEST(Xclbin, EachComputeUnitHasThePdiOfItsKernel) {
+// CUs per XML kernel, in XML order, by name prefix whatever the IP type
+// (xrt_xclbin.cpp init_kernels, copy_if_name_match); a kernel no PDI serves
+// is left out with all its CUs (src/shim/hwctx.cpp, ENOENT).
+TEST(Xclbin, TheComputeUnitListIsXrts) {
   XclbinSpec s;
-  s.more_cus.push_back({"MLIR_AIE:SECOND", 0x902, 1, {9, 9, 9}});
+  s.cu_name = "DPU:A";
+  s.more_cus = {{"vadd:vadd_1", 0, 0, {}, 1, 1},
+                {"XDP_KERNEL:IPUV1CNN", 0x901, 0, {}, 7, 0},
+                {"DPU:C", 0x901, 0, {}},
+                {"SECOND:S", 0x902, 1, {9, 9, 9}}};
   const Xclbin x = parse_xclbin(build_xclbin(s), "t");
-  ASSERT_EQ(x.cus.size(), 2u);
+  EXPECT_EQ(x.ips.size(), 5u);
+  std::vector<std::string> names;
+  for (const auto& cu : x.cus) names.push_back(cu.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"DPU:A", "DPU:C", "XDP_KERNEL:IPUV1CNN", "SECOND:S"}));
+  ASSERT_EQ(x.skipped_kernels.size(), 1u);
+  EXPECT_EQ(x.skipped_kernels[0].name, "vadd");
   const auto pdis = cu_pdis(x);
-  ASSERT_EQ(pdis.size(), 2u);
-  EXPECT_EQ(pdis[0]->image, s.pdi);
-  EXPECT_EQ(pdis[1]->image, (std::vector<std::uint8_t>{9, 9, 9}));
-  // A second CU whose kernel no PDI serves: refused, naming it, though the
-  // first CU is fine.
-  s.more_cus[0].kernel_id = 0x903;
-  test::XclbinLayout lay;
-  auto b = build_xclbin(s, &lay);
-  const std::uint32_t props = 1u | (1u << 4) | (0x904u << 16);
-  poke(b, lay.ip_layout_offset + 8 + 80 + 4, props);
+  ASSERT_EQ(pdis.size(), 4u);
+  EXPECT_EQ(pdis[0], pdis[2]) << "XDP_KERNEL shares the PDI of its dpu_kernel_id";
+  EXPECT_EQ(pdis[3]->image, (std::vector<std::uint8_t>{9, 9, 9}));
+  EXPECT_EQ(x.cus[3].functional, 1);
+  EXPECT_EQ(judge_xclbin(x).command_cu, 0u);
+}
+
+// A name that only starts like the kernel's is not one of its CUs.
+TEST(Xclbin, AComputeUnitNeedsTheKernelNameAndAColon) {
+  XclbinSpec s;
+  s.more_cus = {{"MLIR_AIEX:B", 0x901, 0, {}}, {"MLIR_AIE", 0x901, 0, {}}};
+  const Xclbin x = parse_xclbin(build_xclbin(s), "t");
+  ASSERT_EQ(x.cus.size(), 2u) << "no CU for the entry without a colon";
+  EXPECT_EQ(x.cus[0].name, "MLIR_AIE:MLIRAIE");
+  EXPECT_EQ(x.cus[1].name, "MLIR_AIEX:B");
+  EXPECT_EQ(x.cus[1].kernel, "MLIR_AIEX") << "its own kernel's, not MLIR_AIE's";
+}
+
+TEST(Xclbin, ADpuOverlayIsReadAndJudgedNotRunnable) {
+  XclbinSpec s;
+  s.overlay_args = true;
+  const Xclbin x = parse_xclbin(build_xclbin(s), "overlay.xclbin");
+  ASSERT_EQ(x.cus.size(), 1u);
+  const XclbinVerdict v = judge_xclbin(x);
+  EXPECT_FALSE(v.runnable);
+  EXPECT_NE(v.what.find("DPU overlay"), std::string::npos) << v.what;
+  EXPECT_NE(v.why.find("opcode, instr and ninstr"), std::string::npos) << v.why;
   try {
-    require_npu_design(parse_xclbin(b, "t"));
-    FAIL() << "a CU without a PDI passed";
+    require_npu_design(x);
+    FAIL() << "an overlay passed";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("MLIR_AIE:SECOND"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("instruct/nistruct"), std::string::npos) << e.what();
   }
+}
+
+TEST(Xclbin, AGarbledKernelIdIsAnInputError) {
+  auto b = build_xclbin(XclbinSpec{});
+  const std::string x(b.begin(), b.end());
+  const auto at = x.find("\"0x901\"");
+  ASSERT_NE(at, std::string::npos);
+  std::memcpy(b.data() + at + 1, "0xZ1", 4);
+  EXPECT_THROW(parse_xclbin(b, "t"), InputError);
 }
 
 TEST(Xclbin, TheRegisterMapComesFromTheKernelsArguments) {
@@ -127,7 +176,7 @@ TEST(Xclbin, AnUnusableRegisterMapIsRefused) {
   XclbinSpec s;
   s.first_buffer_offset = 0x16;
   try {
-    require_npu_design(parse_xclbin(build_xclbin(s), "t"));
+    register_map(parse_xclbin(build_xclbin(s), "t"), 0);
     FAIL() << "an argument off a 32-bit boundary passed";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("'bo0' sits at offset 0x16"), std::string::npos) << e.what();
@@ -140,7 +189,7 @@ TEST(Xclbin, AnUnusableRegisterMapIsRefused) {
   ASSERT_NE(at, std::string::npos);
   std::memcpy(b.data() + at + 1, "nwords", 6);
   try {
-    require_npu_design(parse_xclbin(b, "t"));
+    register_map(parse_xclbin(b, "t"), 0);
     FAIL() << "a register map without ninstr passed";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("no 'ninstr' argument"), std::string::npos) << e.what();

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "npu/xdna/fork_guard.h"
+#include "npu/xdna/hw_context.h"
 #include "tests/npu/npu_test_support.h"
 #include "tests/npu/xdna/artifact_builders.h"
 #include "tests/npu/xdna/fake_driver.h"
@@ -344,6 +346,52 @@ TEST(XdnaBackend, DriverReportInTheNotes) {
   EXPECT_EQ(n["clocks"], "MP-NPU Clock 1267 MHz, H Clock 1600 MHz");
   EXPECT_EQ(n["context_limit"], "6");
   EXPECT_EQ(n["firmware"], "1.5.2.380");
+}
+
+// Mainline's flush, from a child closing the shared file, tears down every
+// context of it: the backend gives its contexts back before flopwatt forks
+// and re-creates them on the next GEMM, so nothing it holds is lost.
+TEST(XdnaBackend, ContextsAreGivenBackBeforeAForkAndTheNextGemmRuns) {
+  for (const auto build : {test::DriverBuild::Mainline, test::DriverBuild::OutOfTree}) {
+    SCOPED_TRACE(build == test::DriverBuild::Mainline ? "mainline" : "out-of-tree");
+    Rig rig;
+    rig.options.build = build;
+    XdnaBackend b(rig.config());
+    run_and_check(b, shape(256, 128, 64), 1);
+    ASSERT_EQ(open_contexts(), 1u);
+    release_contexts_before_fork();
+    EXPECT_EQ(open_contexts(), 0u);
+    EXPECT_EQ(rig.driver->live_contexts(), 0u) << "destroyed, not just forgotten";
+    rig.driver->flush_from_child();
+    EXPECT_EQ(rig.driver->contexts_flushed, 0);
+    run_and_check(b, shape(256, 128, 64), 2);
+    EXPECT_EQ(rig.driver->contexts_created, 2);
+    EXPECT_EQ(rig.driver->last_state, test::upstream::kErtCmdStateCompleted);
+  }
+  EXPECT_EQ(open_contexts(), 0u);
+}
+
+// The model itself: on mainline a child's flush takes a held context with it,
+// and a command on it fails; that is what the release prevents.
+TEST(XdnaBackend, MainlinesFlushFromAChildTearsDownHeldContexts) {
+  Rig rig;
+  XdnaBackend b(rig.config());
+  run_and_check(b, shape(256, 128, 64), 1);
+  rig.driver->flush_from_child();
+  EXPECT_EQ(rig.driver->contexts_flushed, 1);
+  Operands o(shape(256, 128, 64), 3);
+  EXPECT_THROW(b.gemm(shape(256, 128, 64), o.A.data(), o.B.data(), o.C.data()), std::runtime_error);
+}
+
+// A context nobody registered to give back stops the fork.
+TEST(XdnaBackend, AForkWithAContextStillOpenIsRefused) {
+  test::FakeDriver f({}, test::FakeOptions{});
+  DevHeap heap(f);  // the driver wants a heap before a context
+  {
+    HwContext ctx(f, 8192, 16, DriverBuild::Mainline);
+    EXPECT_THROW(release_contexts_before_fork(), std::logic_error);
+  }
+  EXPECT_NO_THROW(release_contexts_before_fork());
 }
 
 }  // namespace
