@@ -379,7 +379,7 @@ int bench_main(int argc, char** argv) {
   record.complete = true;
   record.measurements = reporter.measurements(omp_get_max_threads());
   if (!record.measurements.empty())
-    store::record_finished_run(record, "", {a.store, no_store, false, {}}, stderr);
+    store::record_finished_run(record, "", {a.store, no_store, false, {}, nullptr}, stderr);
   benchmark::Shutdown();
   return 0;
 }

@@ -98,8 +98,9 @@ std::string pct(double x) { return fmt::format("{:+.1f}%", 100 * x); }
 std::string run_line(const LoadedRun& r) {
   const auto& c = r.run.context;
   auto s = [&](const char* k) { return c.contains(k) && c[k].is_string() ? c[k].get<std::string>() : std::string("?"); };
-  return fmt::format("`{}` (git {}, {}, started {})", r.run.run_id, s("flopwatt_git_revision"),
-                     c.contains("machine_label") ? s("machine_label") : s("hostname"), s("started_utc"));
+  return fmt::format("`{}` (git {}, {}, started {})", md_cell(r.run.run_id), md_cell(s("flopwatt_git_revision")),
+                     md_cell(c.contains("machine_label") ? s("machine_label") : s("hostname")),
+                     md_cell(s("started_utc")));
 }
 
 int run_compare(const CompareArgs& a) {
@@ -139,7 +140,7 @@ int run_compare(const CompareArgs& a) {
                "flop_per_j_new,flop_per_j_change,slower,less_efficient\n");
     auto o = [](const std::optional<double>& v) { return v ? shortest(*v) : std::string(); };
     for (const auto& r : rows)
-      fmt::print("{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_escape(r.label), r.backend, shortest(r.a->time_s.median),
+      fmt::print("{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_escape(r.label), csv_escape(r.backend), shortest(r.a->time_s.median),
                  shortest(r.b->time_s.median), shortest(r.time_change), r.utest ? shortest(r.utest->p) : "",
                  csv_escape(r.source.value_or("")), o(r.fpj_a), o(r.fpj_b), o(r.fpj_change), r.slower ? 1 : 0,
                  r.less_efficient ? 1 : 0);
@@ -150,7 +151,7 @@ int run_compare(const CompareArgs& a) {
           "|---|---|---|---|---|---|---|---|---|---|\n";
     for (const auto& r : rows) {
       const std::string mark = r.slower || r.less_efficient ? ":x: regression" : "";
-      md += fmt::format("| {} | {} | {:.4g} | {:.4g} | {} | {} | {} | {} | {} | {} |\n", r.label, r.backend,
+      md += fmt::format("| {} | {} | {:.4g} | {:.4g} | {} | {} | {} | {} | {} | {} |\n", md_cell(r.label), md_cell(r.backend),
                         1e3 * r.a->time_s.median, 1e3 * r.b->time_s.median, pct(r.time_change),
                         r.utest ? fmt::format("{:.3g}", r.utest->p) : "n/a (1 rep)",
                         r.fpj_a ? fmt::format("{:.4g}", *r.fpj_a * 1e-9) : "-",
@@ -165,7 +166,7 @@ int run_compare(const CompareArgs& a) {
   }
   if (rows.empty())
     fmt::print(stderr, "warning: {} and {} share no configuration (rows are matched on every configuration field and "
-                       "the backend)\n", base.run.run_id, next.run.run_id);
+                       "the backend)\n", md_cell(base.run.run_id), md_cell(next.run.run_id));
   if (a.fail_pct >= 0 && regressions > 0) {
     fmt::print(stderr, "flopwatt compare: {} regression(s) beyond {}%\n", regressions, shortest(a.fail_pct));
     return 3;

@@ -168,11 +168,11 @@ int run_history(const HistoryArgs& a) {
     auto it = std::back_inserter(out);
     for (const auto& [b, e] : series) {
       const store::HistorySeries& sr = *pts[b].series;
-      const std::string head = csv_escape(sr.label) + "," + sr.backend + "," + csv_escape(sr.machine) + ",";
+      const std::string head = csv_escape(sr.label) + "," + csv_escape(sr.backend) + "," + csv_escape(sr.machine) + ",";
       for (std::size_t i = b; i < e; ++i) {
         const store::HistoryRun& r = *pts[i].run;
-        fmt::format_to(it, "{}{},{},{},{},{}\n", head, r.run_id, r.started_utc, r.git_revision, pts[i].value,
-                       marks[i] ? 1 : 0);
+        fmt::format_to(it, "{}{},{},{},{},{}\n", head, csv_escape(r.run_id), csv_escape(r.started_utc),
+                       csv_escape(r.git_revision), pts[i].value, marks[i] ? 1 : 0);
       }
     }
     std::fwrite(out.data(), 1, out.size(), stdout);
@@ -180,11 +180,12 @@ int run_history(const HistoryArgs& a) {
     std::string md;
     for (const auto& [b, e] : series) {
       md += fmt::format("#### {} on {} ({})\n\n| started (UTC) | run id | git | {} | vs previous | |\n|---|---|---|---|---|---|\n",
-                        pts[b].series->label, pts[b].series->backend, pts[b].series->machine, metric);
+                        md_cell(pts[b].series->label), md_cell(pts[b].series->backend),
+                        md_cell(pts[b].series->machine), metric);
       for (std::size_t i = b; i < e; ++i) {
         const double prev = i > b ? pts[i - 1].value : 0;
-        md += fmt::format("| {} | {} | {} | {:.4g} | {} | {} |\n", pts[i].run->started_utc, pts[i].run->run_id,
-                          pts[i].run->git_revision, pts[i].value,
+        md += fmt::format("| {} | {} | {} | {:.4g} | {} | {} |\n", md_cell(pts[i].run->started_utc),
+                          md_cell(pts[i].run->run_id), md_cell(pts[i].run->git_revision), pts[i].value,
                           i > b && prev != 0 ? fmt::format("{:+.1f}%", 100 * (pts[i].value - prev) / prev) : "",
                           marks[i] ? "**change**" : "");
       }

@@ -2,6 +2,11 @@
 // (harness/store/store.h) from the command line.
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -18,27 +23,62 @@ namespace {
 
 struct StoreArgs {
   std::string store;
-  bool no_store = false;  // accepted for symmetry with `run`; the store commands need a store
   std::vector<std::string> dirs;
   store::ListFilter filter;
   std::string run, format = "md", url;
 };
 
 std::unique_ptr<store::Store> open_store(const StoreArgs& a, bool create) {
-  if (a.no_store) throw InputError("--no-store", "the store commands read or write the store", "drop --no-store");
   return store::Store::open(store::resolve(a.store), create);
+}
+
+// The units `store import` loads one at a time: a run or campaign directory
+// is one; a folder of them is each of its direct subdirectories that is one
+// (load_runs' rule), so one bad run.json does not hide the others.
+std::vector<std::string> import_units(const std::string& dir) {
+  namespace fs = std::filesystem;
+  const fs::path d(dir);
+  std::error_code ec;
+  if (!fs::is_directory(d, ec) || fs::exists(d / "run.json", ec) || fs::exists(d / "campaign.json", ec)) return {dir};
+  std::vector<std::string> subs;
+  for (const auto& e : fs::directory_iterator(d, ec))
+    if (e.is_directory(ec) && (fs::exists(e.path() / "run.json", ec) || fs::exists(e.path() / "campaign.json", ec)))
+      subs.push_back(e.path().string());
+  std::sort(subs.begin(), subs.end());
+  if (subs.empty()) return {dir};  // load_runs says why it is none of these
+  return subs;
 }
 
 int do_import(const StoreArgs& a) {
   auto s = open_store(a, true);
-  std::size_t added = 0, present = 0;
+  std::size_t added = 0, present = 0, refused = 0;
+  auto refuse = [&refused](const std::string& what, const std::string& why) {
+    ++refused;
+    fmt::print(stderr, "flopwatt: store import: {}: {}\n", what, why);
+  };
   for (const auto& d : a.dirs)
-    for (const auto& lr : load_runs(d)) {
-      if (s->record(lr.run, {})) ++added;
-      else ++present;
+    for (const auto& unit : import_units(d)) {
+      std::vector<LoadedRun> runs;
+      try {
+        runs = load_runs(unit);
+      } catch (const InputError& e) {
+        refuse(e.where(), e.problem() + (e.fix().empty() ? "" : "; fix: " + e.fix()));
+        continue;
+      }
+      for (const auto& lr : runs) {
+        const std::string file = (std::filesystem::path(lr.dir) / "run.json").string();
+        if (lr.run.run_id.empty()) {
+          refuse(file, "has no run_id (the key a run is stored by); fix: restore the run_id flopwatt wrote");
+          continue;
+        }
+        // Present runs are not written out again (their JSON, a transaction): re-importing a folder is cheap.
+        if (!s->has_run(lr.run.run_id) && s->record(lr.run, {})) ++added;
+        else ++present;
+      }
     }
-  fmt::print("imported {} run(s) into {}; {} already there\n", added, store::masked(s->target().spec), present);
-  return 0;
+  fmt::print("imported {} run(s) into {}; {} already there{}\n", added, store::masked(s->target().spec), present,
+             refused ? fmt::format("; {} refused (each named above)", refused) : "");
+  return refused ? 2 : 0;
 }
 
 int do_ls(const StoreArgs& a) {
@@ -66,10 +106,10 @@ int do_ls(const StoreArgs& a) {
   fmt::print("| run id | started (UTC) | machine | command | git | complete | rows | tags |\n"
              "|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : runs)
-    fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} |\n", r.run_id, r.started_utc,
-               r.machine_label.empty() ? r.machine_id : r.machine_label, r.command, r.git_revision,
-               r.complete ? "yes" : "**no**", r.measurements, join(r.tags, ", "));
-  fmt::print("\n{} run(s) in {}\n", runs.size(), store::masked(s->target().spec));
+    fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} |\n", md_cell(r.run_id), md_cell(r.started_utc),
+               md_cell(r.machine_label.empty() ? r.machine_id : r.machine_label), md_cell(r.command),
+               md_cell(r.git_revision), r.complete ? "yes" : "**no**", r.measurements, md_cell(join(r.tags, ", ")));
+  fmt::print("\n{} run(s) in {}\n", runs.size(), md_cell(store::masked(s->target().spec)));
   return 0;
 }
 
@@ -98,46 +138,45 @@ int do_show(const StoreArgs& a) {
 
 int do_export(const StoreArgs& a) {
   auto s = open_store(a, false);
-  const auto runs = s->list(a.filter);
   if (a.format == "json") {
-    nlohmann::json all = nlohmann::json::array();
-    for (const auto& r : runs) {
-      auto j = nlohmann::json::parse(*s->run_json(r.run_id));
-      j["store_tags"] = r.tags;
-      all.push_back(std::move(j));
+    // One run at a time: the whole array is never held.
+    const auto runs = s->list(a.filter);
+    std::fputs("[", stdout);
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      auto j = nlohmann::json::parse(*s->run_json(runs[i].run_id));
+      j["store_tags"] = runs[i].tags;
+      fmt::print("{}\n{}", i ? "," : "", j.dump(2));
     }
-    fmt::print("{}\n", all.dump(2));
+    fmt::print("\n]\n");
     return 0;
   }
   if (a.format != "csv") throw InputError("--format " + a.format, "unknown format", "use csv or json");
-  fmt::print("run_id,started_utc,machine,git_revision,workload,op,pass,layer,backend,dtype,M,N,K,layout,threads,"
-             "reps,median_s,flop,flop_per_s,headline_source,energy_j,flop_per_j,skipped\n");
-  for (const auto& r : runs) {
-    const Run run = run_from_json(nlohmann::json::parse(*s->run_json(r.run_id)));
-    for (const auto& m : run.measurements) {
-      std::string ej, fj;
-      const auto head = headline_of(run, m).source;
-      if (head)
-        if (auto it = m.energy.find(*head); it != m.energy.end()) {
-          ej = shortest(it->second.j);
-          fj = it->second.flop_per_j ? shortest(*it->second.flop_per_j) : "";
-        }
-      auto o = [](const auto& v) { return v ? fmt::format("{}", *v) : std::string(); };
-      fmt::print("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_escape(r.run_id),
-                 r.started_utc, csv_escape(r.machine_label.empty() ? r.machine_id : r.machine_label),
-                 csv_escape(r.git_revision), m.workload, csv_escape(m.op), o(m.pass), o(m.layer), m.backend, m.dtype,
-                 m.shape ? std::to_string(m.shape->M) : "", m.shape ? std::to_string(m.shape->N) : "",
-                 m.shape ? std::to_string(m.shape->K) : "", o(m.layout), o(m.threads), m.reps,
-                 shortest(m.time_s.median), shortest(m.flop), shortest(m.flop_per_s),
-                 csv_escape(head.value_or("")), ej, fj, csv_escape(m.skipped.value_or("")));
+  // Straight from the columns, streamed; numbers in their shortest exact form,
+  // the headline columns each row's own judged source and its figures.
+  std::string out =
+      "run_id,started_utc,machine,git_revision,workload,op,pass,layer,backend,dtype,M,N,K,layout,threads,"
+      "reps,median_s,flop,flop_per_s,headline_source,energy_j,flop_per_j,skipped\n";
+  static constexpr std::size_t kNumeric[] = {16, 17, 18, 20, 21};  // REAL columns
+  s->each_measurement(a.filter, [&out](const store::Row& r) {
+    for (std::size_t c = 0; c < r.size(); ++c) {
+      if (c) out += ',';
+      if (!r[c]) continue;
+      if (std::find(std::begin(kNumeric), std::end(kNumeric), c) != std::end(kNumeric))
+        out += shortest(std::strtod(r[c]->c_str(), nullptr));
+      else out += csv_escape(*r[c]);
     }
-  }
+    out += '\n';
+    if (out.size() > (1u << 16)) {
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      out.clear();
+    }
+  });
+  std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }
 
 int do_init(const StoreArgs& a) {
-  store::Target t = store::resolve(a.url.empty() ? a.store : a.url);
-  if (!a.url.empty()) t.from = "URL";
+  const store::Target t = a.url.empty() ? store::resolve(a.store) : store::resolve(a.url, "URL");
   auto s = store::Store::open(t, true);
   fmt::print("store {} ready (schema version {})\n", store::masked(t.spec), s->schema_version());
   return 0;
@@ -145,8 +184,7 @@ int do_init(const StoreArgs& a) {
 
 int do_push(const StoreArgs& a) {
   auto local = open_store(a, false);
-  store::Target rt = store::resolve(a.url);
-  rt.from = "URL";
+  const store::Target rt = store::resolve(a.url, "URL");
   auto remote = store::Store::open(rt, true);
   std::set<std::string> there;
   for (auto& id : remote->run_ids()) there.insert(std::move(id));
@@ -178,7 +216,7 @@ void register_store(CLI::App& app, CliState& st) {
   auto* cmd = app.add_subcommand("store", "The results store: every run recorded (SQLite by default, PostgreSQL for a fleet)");
   cmd->require_subcommand(1);
   auto a = std::make_shared<StoreArgs>();
-  auto common = [&](CLI::App* c) { add_store_options(c, a->store, a->no_store); };
+  auto common = [&](CLI::App* c) { add_store_option(c, a->store); };
   auto filters = [&](CLI::App* c) {
     c->add_option("--machine", a->filter.machine, "Only runs of this machine (label, hostname or id)");
     c->add_option("--since", a->filter.since, "Only runs started at or after this UTC date or time (2026-11-01)");

@@ -24,8 +24,13 @@ std::string g_command_line;
 void set_command_line(int argc, char** argv) {
   std::string line = "flopwatt";
   for (int i = 1; i < argc; ++i) {
-    // A connection string may carry a password: it never reaches run.json.
-    const std::string arg = store::clean_text(store::masked(argv[i]));
+    // A connection string may carry a password, as an argument or an
+    // --option=VALUE: it never reaches run.json, whatever form libpq took it in.
+    std::string raw = argv[i];
+    const auto eq = raw.find('=');
+    if (raw.rfind("--", 0) == 0 && eq != std::string::npos) raw = raw.substr(0, eq + 1) + store::masked(raw.substr(eq + 1));
+    else raw = store::masked(raw);
+    const std::string arg = store::clean_text(raw);
     const bool plain = !arg.empty() && arg.find_first_of(" \t'\"\\$;&|<>()*?") == std::string::npos;
     line += ' ';
     if (plain) {

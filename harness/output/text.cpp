@@ -34,13 +34,28 @@ std::string utc_now() {
 }
 
 std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string o = "\"";
   for (char c : s) {
     if (c == '"') o += '"';
     o += c;
   }
   return o + "\"";
+}
+
+std::string md_cell(const std::string& s) {
+  std::string o;
+  o.reserve(s.size());
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '|') o += "\\|";
+    else if (c == '\n') o += "\\n";
+    else if (c == '\r') o += "\\r";
+    else if (c == '\t') o += "\\t";
+    else if (c < 0x20 || c == 0x7f) o += fmt::format("\\x{:02x}", c);
+    else o += ch;
+  }
+  return o;
 }
 
 }  // namespace flopwatt

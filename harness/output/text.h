@@ -21,8 +21,13 @@ std::string shortest(double v);
 // started_utc / ended_utc and of the results store.
 std::string utc_now();
 
-// A CSV field (RFC 4180): quoted when it holds a comma, a quote or a newline.
+// A CSV field (RFC 4180): quoted when it holds a comma, a quote, a CR or a LF.
 std::string csv_escape(const std::string& s);
+
+// A markdown table cell: '|' as "\|", newline, CR and tab as "\n", "\r",
+// "\t", and any other control character (ESC included) as "\xNN", so a
+// hostile id can neither break the table nor reach the terminal raw.
+std::string md_cell(const std::string& s);
 
 // The value, or JSON null when there is none.
 template <class T>

@@ -10,6 +10,7 @@
 #include "harness/output/text.h"
 #include "harness/output/writer.h"
 #include "harness/run/context.h"
+#include "harness/run/timing.h"
 #include "harness/output/version.h"
 #include "power/headline.h"
 #include "power/power_state.h"
@@ -71,6 +72,9 @@ void record_supply(OpenRun& r) {
 OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& backends,
                  const nlohmann::json& extra_context) {
   install_interrupt_handler();
+  // A store spec that is no store (a mistyped scheme, a connection string
+  // libpq refuses) is bad input before anything is measured.
+  if (!o.no_store) store::resolve(o.store);
   OpenRun r;
   r.root = resolve_sysfs_root(o.power.sysfs_root);
   r.meter = std::make_unique<EnergyMeter>(o.power);
@@ -101,7 +105,7 @@ OpenRun open_run(const RunCommonOptions& o, const std::vector<const Backend*>& b
   const std::string out = o.out.empty() ? default_run_dir(header.run_id) : o.out;
   r.session = std::make_unique<Session>(std::move(header), out, o.overwrite);
   r.backends = backends;
-  r.record = {o.store, o.no_store, o.store_samples, {}};
+  r.record = {o.store, o.no_store, o.store_samples, {}, &g_interrupted};
   r.push.url = o.pushgateway;
   if (r.supply) r.supply->start();
   r.meter->watch_supply(r.supply.get());
@@ -133,7 +137,13 @@ OpenRun start_run(const RunCommonOptions& o, const std::vector<const Backend*>& 
 
 int end_run(OpenRun& r, bool complete, std::FILE* out, RunEnding ending) {
   close_run(r, complete);
-  store::record_finished_run(r.session->run(), r.session->out_dir(), r.record, stderr);
+  {
+    // Only a signal during the recording stops it (the run itself may have
+    // been interrupted already); the flag is left set for whoever reads it next.
+    const bool interrupted = g_interrupted.exchange(false);
+    store::record_finished_run(r.session->run(), r.session->out_dir(), r.record, stderr);
+    if (interrupted) g_interrupted.store(true);
+  }
   prom::push_run(r.session->run(), r.push, stderr);  // bounded by r.push.timeout_s; a failure is a warning
   if (ending == RunEnding::kSummary) {
     WriterTarget console;

@@ -2,6 +2,7 @@
 // text with $1..$n placeholders (both SQLite and PostgreSQL accept them) and
 // parameters sent apart from it, never spliced into the text.
 #pragma once
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -14,16 +15,23 @@ namespace flopwatt::store {
 using Value = std::optional<std::string>;  // a parameter or a column: text, or NULL
 using Row = std::vector<Value>;
 
-// An engine's error, with what the engine said. `lost` is true when the
-// connection itself went away (a server stopped, a network drop): the work in
-// flight was rolled back and a later attempt may succeed.
+// What an engine's error means for the user, each with its own fix: the disk
+// is full, the file or directory cannot be written or read, the file is
+// damaged, a disk I/O error, the role lacks a privilege, another process holds the lock, the
+// connection went away (`lost`: the work in flight was rolled back and a
+// later attempt may succeed), or something else.
+enum class DbErrorKind { kOther, kLost, kFull, kIo, kReadOnly, kPermission, kCorrupt, kPrivilege, kBusy };
+
 class DbError : public std::runtime_error {
  public:
-  DbError(const std::string& what, bool lost = false) : std::runtime_error(what), lost_(lost) {}
-  bool lost() const { return lost_; }
+  DbError(const std::string& what, bool lost = false)
+      : std::runtime_error(what), kind_(lost ? DbErrorKind::kLost : DbErrorKind::kOther) {}
+  DbError(const std::string& what, DbErrorKind kind) : std::runtime_error(what), kind_(kind) {}
+  bool lost() const { return kind_ == DbErrorKind::kLost; }
+  DbErrorKind kind() const { return kind_; }
 
  private:
-  bool lost_;
+  DbErrorKind kind_;
 };
 
 class Db {
@@ -45,9 +53,14 @@ class Db {
 
 // Opens (creating when `create`) a SQLite file. Throws DbError; a file that is
 // not a SQLite database throws on the first query, before anything is written.
-std::unique_ptr<Db> open_sqlite(const std::string& path, bool create);
+// `read_only` opens it with mode=ro, and immutable=1 when its directory cannot
+// be written (no -shm file can be made there, and so no one can be writing it).
+std::unique_ptr<Db> open_sqlite(const std::string& path, bool create, bool read_only = false);
 // A libpq connection string or postgresql:// URI (service and password files,
-// sslmode: libpq's own). Throws DbError with libpq's message.
-std::unique_ptr<Db> open_postgres(const std::string& conninfo);
+// sslmode: libpq's own). Throws DbError with libpq's message, its password
+// removed. Never waits forever: connect_timeout defaults to 10 s (the string's
+// own connect_timeout or PGCONNECT_TIMEOUT wins), a statement to about a
+// minute; `stop` set (a signal) ends any wait within 100 ms.
+std::unique_ptr<Db> open_postgres(const std::string& conninfo, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace flopwatt::store

@@ -36,6 +36,11 @@ CREATE TABLE samples (
   value DOUBLE PRECISION, unit TEXT);
 CREATE INDEX samples_run ON samples (run_id);
 )",
+      // 1 -> 2: each measurement's own judged headline source (energy_j and
+      // flop_per_j are that source's); Store backfills it from run_json.
+      R"(
+ALTER TABLE measurements ADD COLUMN headline_source TEXT;
+)",
   };
   return m;
 }

@@ -1,5 +1,7 @@
 #include "harness/store/store.h"
 
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +20,7 @@
 #include "harness/output/data_home.h"
 #include "harness/output/headline_view.h"
 #include "harness/output/text.h"
+#include "harness/store/conninfo.h"
 #include "harness/store/schema.h"
 #include "workloads/error.h"
 
@@ -26,10 +29,6 @@ namespace fs = std::filesystem;
 namespace flopwatt::store {
 
 namespace {
-
-bool looks_postgres(const std::string& s) {
-  return s.rfind("postgresql://", 0) == 0 || s.rfind("postgres://", 0) == 0 || s.find('=') != std::string::npos;
-}
 
 Value opt_text(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
@@ -76,6 +75,40 @@ std::string where_of(const Target& t) { return "store " + masked(t.spec) + " (fr
 
 int to_int(const Value& v) { return v ? std::atoi(v->c_str()) : 0; }
 
+// `values` (row after row of `cols` each) inserted by `head` ("INSERT INTO t (...) VALUES "), up to 100 rows a statement.
+void insert_many(Db& db, const std::string& head, std::size_t cols, const std::vector<Value>& values) {
+  constexpr std::size_t kRows = 100;
+  const std::size_t n = values.size() / cols;
+  for (std::size_t b = 0; b < n; b += kRows) {
+    const std::size_t e = std::min(n, b + kRows);
+    std::string sql = head;
+    for (std::size_t r = b; r < e; ++r) {
+      sql += r > b ? ", (" : "(";
+      for (std::size_t c = 0; c < cols; ++c) sql += fmt::format("{}${}", c ? ", " : "", (r - b) * cols + c + 1);
+      sql += ')';
+    }
+    db.query(sql, std::vector<Value>(values.begin() + static_cast<std::ptrdiff_t>(b * cols),
+                                     values.begin() + static_cast<std::ptrdiff_t>(e * cols)));
+  }
+}
+
+// A measurement's headline as the store keeps it: the source the run judged
+// for that row (headline_of, never the run's summary) and that source's figures.
+struct RowHeadline {
+  Value source, energy_j, flop_per_j;
+};
+RowHeadline row_headline(const Run& run, const Measurement& m) {
+  RowHeadline h;
+  const HeadlineView v = headline_of(run, m);
+  if (!v.source) return h;
+  h.source = *v.source;
+  if (auto it = m.energy.find(*v.source); it != m.energy.end()) {
+    h.energy_j = num(it->second.j);
+    h.flop_per_j = numd(it->second.flop_per_j);
+  }
+  return h;
+}
+
 // Runs `body` in one transaction; rolls back on any error.
 template <class F>
 auto in_transaction(Db& db, F&& body) {
@@ -95,13 +128,103 @@ auto in_transaction(Db& db, F&& body) {
 
 }  // namespace
 
+namespace {
+
+// Why this user cannot write a SQLite store, or "" when it can: SQLite says
+// "unable to open" or "readonly" for both, and the fix differs.
+std::string unwritable(const std::string& path) {
+  std::error_code ec;
+  const fs::path p(path);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (fs::exists(p, ec) && ::access(path.c_str(), W_OK) != 0) return "the file is read-only for this user";
+  if (fs::exists(dir, ec) && ::access(dir.c_str(), W_OK) != 0)
+    return "its directory " + dir.string() + " is read-only for this user";
+  return "";
+}
+
+// Whether a write to the SQLite store at `path` failed for want of space:
+// the filesystem nearly full, or a file of the store at the process's file
+// size limit (RLIMIT_FSIZE, a quota's kin).
+bool out_of_space(const std::string& path) {
+  const fs::path p(path);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  struct statvfs v {};
+  if (::statvfs(dir.c_str(), &v) == 0 && static_cast<double>(v.f_bavail) * static_cast<double>(v.f_frsize) < 1 << 20)
+    return true;
+  struct rlimit rl {};
+  if (::getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return false;
+  for (const char* suffix : {"", "-wal", "-journal"}) {
+    std::error_code ec;
+    const auto size = fs::file_size(path + suffix, ec);
+    if (!ec && size + (1u << 16) >= rl.rlim_cur) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+InputError store_error(const Target& t, const DbError& e, const std::string& doing) {
+  const std::string what = (doing.empty() ? "" : doing + ": ") + e.what();
+  const std::string file = masked(t.spec);
+  DbErrorKind kind = e.kind();
+  std::string readonly_why;
+  if (!t.postgres && (kind == DbErrorKind::kReadOnly || kind == DbErrorKind::kPermission)) {
+    readonly_why = unwritable(t.spec);
+    if (!readonly_why.empty()) kind = DbErrorKind::kReadOnly;
+  }
+  if (!t.postgres && kind == DbErrorKind::kIo && out_of_space(t.spec)) kind = DbErrorKind::kFull;
+  switch (kind) {
+    case DbErrorKind::kFull:
+      return InputError(where_of(t), "no space left to write: a full disk, a quota or a file size limit (" + what + ")",
+                        t.postgres ? "free disk space on the server; nothing was half-written (the transaction rolled back)"
+                                   : "free space on the filesystem holding " + file +
+                                         " (nothing was half-written: the transaction rolled back), or pass --store with "
+                                         "a file elsewhere");
+    case DbErrorKind::kReadOnly:
+      return InputError(where_of(t),
+                        "cannot be written: " + (readonly_why.empty() ? "read-only" : readonly_why) + " (" + what + ")",
+                        t.postgres ? "connect to the primary server, not a read-only standby"
+                                   : "give this user write access to " + file +
+                                         " and its directory, or pass --store with a writable file; reading commands "
+                                         "(store ls/show/export, history, compare) work on it as it is");
+    case DbErrorKind::kPermission:
+      return InputError(where_of(t), "cannot be opened: permission or missing directory (" + what + ")",
+                        "give this user read access (and write access, to record) to " + file +
+                            " and its directory, or pass --store with another file");
+    case DbErrorKind::kCorrupt:
+      return InputError(where_of(t), "is damaged (" + what + ")",
+                        "move the damaged file aside and rebuild the store with `flopwatt store import` from the run "
+                        "directories");
+    case DbErrorKind::kPrivilege:
+      return InputError(where_of(t), "this role lacks a privilege (" + what + ")",
+                        "ask the database's owner to GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA public TO this role "
+                        "(creating or migrating the schema: `flopwatt store init URL` as the owner)");
+    case DbErrorKind::kIo:
+      return InputError(where_of(t), "a disk I/O error (" + what + ")",
+                        "check the disk holding " + file + " (the kernel log names the device); the transaction was "
+                        "rolled back, so run the command again once it is sound");
+    case DbErrorKind::kBusy:
+      return InputError(where_of(t), "stayed locked by another process (" + what + ")",
+                        "let the other flopwatt (an import or push) finish, then run the command again");
+    case DbErrorKind::kLost:
+      return InputError(where_of(t), "no usable connection to the server: refused, gone or silent (" + what + ")",
+                        "check the server runs and the connection string (host, port, dbname, user, connect_timeout), "
+                        "then run the command again; passwords belong in ~/.pgpass, PGPASSWORD or a service file");
+    case DbErrorKind::kOther:
+      break;
+  }
+  return InputError(where_of(t), what,
+                    t.postgres ? "check the server and the connection string, then run the command again"
+                               : "pass --store with another file, or --no-store");
+}
+
 std::string resolve_default_file() { return (fs::path(data_home()) / "results.sqlite3").string(); }
 
-Target resolve(const std::string& flag_value) {
+Target resolve(const std::string& flag_value, const std::string& flag_name) {
   Target t;
   if (!flag_value.empty()) {
     t.spec = flag_value;
-    t.from = "--store";
+    t.from = flag_name;
   } else if (const char* e = std::getenv("FLOPWATT_STORE"); e && *e) {
     t.spec = e;
     t.from = "FLOPWATT_STORE";
@@ -109,35 +232,14 @@ Target resolve(const std::string& flag_value) {
     t.spec = resolve_default_file();
     t.from = "default";
   }
-  t.postgres = looks_postgres(t.spec);
+  if (t.from == "default") return t;  // a file, whatever its directory's name holds ('=', "://")
+  const SpecClass c = classify_spec(t.spec);
+  if (c.kind == SpecKind::kRefused)
+    throw InputError(t.from + " " + masked(t.spec), c.why,
+                     "pass postgresql://USER@HOST/DB (password in ~/.pgpass, PGPASSWORD or a service file), "
+                     "'host=H dbname=D', or a file path");
+  t.postgres = c.kind == SpecKind::kPostgres;
   return t;
-}
-
-std::string masked(const std::string& spec) {
-  std::string s = spec;
-  // URI: scheme://user:password@host...
-  if (const auto scheme = s.find("://"); scheme != std::string::npos) {
-    const auto at = s.find('@', scheme + 3);
-    const auto slash = s.find('/', scheme + 3);
-    if (at != std::string::npos && (slash == std::string::npos || at < slash)) {
-      const auto colon = s.find(':', scheme + 3);
-      if (colon != std::string::npos && colon < at) s = s.substr(0, colon + 1) + "***" + s.substr(at);
-    }
-  }
-  // password=... as a keyword or a URI parameter, quoted or not.
-  for (std::size_t p = s.find("password="); p != std::string::npos; p = s.find("password=", p + 1)) {
-    const std::size_t v = p + 9;
-    std::size_t e = v;
-    if (e < s.size() && s[e] == '\'') {
-      for (++e; e < s.size() && s[e] != '\''; ++e)
-        if (s[e] == '\\') ++e;
-      if (e < s.size()) ++e;
-    } else {
-      while (e < s.size() && s[e] != ' ' && s[e] != '&') ++e;
-    }
-    s = s.substr(0, v) + "***" + s.substr(std::min(e, s.size()));
-  }
-  return s;
 }
 
 std::string clean_text(const std::string& s) {
@@ -163,11 +265,18 @@ std::string clean_text(const std::string& s) {
   return out;
 }
 
-std::unique_ptr<Store> Store::open(const Target& t, bool create) {
+std::unique_ptr<Store> Store::open(const Target& t, bool create, const std::atomic<bool>* stop) {
   std::unique_ptr<Db> db;
   try {
     if (t.postgres) {
-      db = open_postgres(t.spec);
+      static std::atomic<bool> warned{false};
+      if ((t.from == "--store" || t.from == "URL") && !password_of(t.spec).empty() && !warned.exchange(true))
+        std::fprintf(stderr,
+                     "warning: %s carries a password, which other users can read in the process list and your shell "
+                     "history; give it in ~/.pgpass (or PGPASSFILE), a service file (PGSERVICEFILE) or PGPASSWORD "
+                     "instead\n",
+                     t.from.c_str());
+      db = open_postgres(t.spec, stop);
     } else {
       const fs::path p(t.spec);
       std::error_code ec;
@@ -181,97 +290,167 @@ std::unique_ptr<Store> Store::open(const Target& t, bool create) {
       } else if (!fs::is_regular_file(p, ec)) {
         throw InputError(where_of(t), "is not a regular file", "pass --store with a file path");
       }
-      db = open_sqlite(t.spec, create);
+      // A reading command opens a store it cannot write read-only (immutable
+      // in a read-only directory, where no -shm can be made), so it still
+      // lists; a writable one as before, so no reader leaves -wal/-shm files behind.
+      db = open_sqlite(t.spec, create, !create && !unwritable(t.spec).empty());
     }
   } catch (const DbError& e) {
-    throw InputError(where_of(t), std::string("cannot open: ") + e.what(),
-                     t.postgres ? "check the server runs and the connection string (host, port, dbname, user; "
-                                  "passwords belong in ~/.pgpass or PGPASSFILE)"
-                                : "pass --store with a writable file, or --no-store");
+    throw store_error(t, e, "cannot open");
   }
   std::unique_ptr<Store> s(new Store(t, std::move(db)));
   s->prepare(create);
   return s;
 }
 
+namespace {
+
+const char* const kNewerFix =
+    "use a flopwatt at least as new as the one that wrote it, or pass --store with another store";
+
+void check_newer(const std::string& where, int v) {
+  if (v > kSchemaVersion)
+    throw InputError(where, fmt::format("has schema version {}, newer than this flopwatt reads ({})", v, kSchemaVersion),
+                     kNewerFix);
+}
+
+// Both version markers: PRAGMA user_version (SQLite) and the documented
+// schema_version table; a store is as new as the newer of the two says.
+int table_version(Db& db) { return to_int(db.query("SELECT MAX(version) FROM schema_version").at(0).at(0)); }
+
+// Version 1 stored every row's energy under the run's headline source: each
+// row now takes its own judged headline (headline_of), read back from run_json.
+void backfill_row_headlines(Db& db) {
+  std::vector<std::string> ids;
+  db.each("SELECT run_id FROM runs", {}, [&ids](const Row& r) { ids.push_back(*r[0]); });
+  for (const auto& id : ids) {
+    const auto j = db.query("SELECT run_json FROM runs WHERE run_id = $1", {id});
+    const Run run = run_from_json(nlohmann::json::parse(*j.at(0).at(0)));
+    for (std::size_t i = 0; i < run.measurements.size(); ++i) {
+      const RowHeadline h = row_headline(run, run.measurements[i]);
+      db.query("UPDATE measurements SET headline_source = $3, energy_j = $4, flop_per_j = $5 WHERE run_id = $1 AND "
+               "idx = $2",
+               {id, std::to_string(i), h.source, h.energy_j, h.flop_per_j});
+    }
+  }
+}
+
+void migrate(Db& db, int from) {
+  for (int v = from; v < kSchemaVersion; ++v) {
+    db.exec(migrations()[static_cast<std::size_t>(v)]);
+    if (v == 1) backfill_row_headlines(db);
+  }
+  db.exec("DELETE FROM schema_version");
+  db.query("INSERT INTO schema_version (version) VALUES ($1)", {std::to_string(kSchemaVersion)});
+}
+
+}  // namespace
+
 void Store::prepare(bool create) {
+  try {
+    if (db_->sqlite()) prepare_sqlite(create);
+    else prepare_postgres(create);
+  } catch (const DbError& e) {
+    throw store_error(target_, e, "cannot prepare the schema");
+  }
+}
+
+void Store::prepare_sqlite(bool create) {
   const std::string where = where_of(target_);
-  const std::string newer_fix = "use a flopwatt at least as new as the one that wrote it, or pass --store with another store";
-  auto check_newer = [&](int v) {
-    if (v > kSchemaVersion)
-      throw InputError(where, fmt::format("has schema version {}, newer than this flopwatt reads ({})", v, kSchemaVersion),
-                       newer_fix);
+  db_->exec("PRAGMA busy_timeout = 30000");
+  db_->exec("PRAGMA foreign_keys = ON");  // a connection setting: writes nothing
+  std::error_code ec;
+  const bool empty = fs::file_size(target_.spec, ec) == 0 && !ec;
+  // WAL: readers go on while one run writes. Set before the first write
+  // transaction, and only on a file known to be ours: an empty one.
+  if (create && empty) {
+    try {
+      db_->query("PRAGMA journal_mode = WAL");
+    } catch (const DbError&) {
+      // another process holds the new file; it sets WAL or this one does after the schema
+    }
+  }
+  // The header is read and the schema made in one transaction, write-locked
+  // from its start when creating: a process that reads while another creates
+  // the schema sees it all or nothing (three reads outside one transaction
+  // once saw the tables without the application id, and refused the file).
+  auto not_ours = [&](const DbError& e) {
+    // Only a file SQLite finds damaged is "not ours"; a full disk, a
+    // read-only file or a held lock is said as what it is.
+    if (e.kind() != DbErrorKind::kCorrupt) throw e;
+    return InputError(where, std::string("is not a flopwatt store (damaged, or not a SQLite database: ") + e.what() + ")",
+                      "pass --store with another file, or move this one aside (it was left untouched)");
   };
   try {
-    if (db_->sqlite()) {
-      db_->exec("PRAGMA busy_timeout = 30000");
-      // Reading the header first: a file that is not a SQLite database, or
-      // another program's one, is refused before anything is written to it.
-      int app = 0, user = 0, objects = 0;
-      try {
-        app = to_int(db_->query("PRAGMA application_id").at(0).at(0));
-        user = to_int(db_->query("PRAGMA user_version").at(0).at(0));
-        objects = to_int(db_->query("SELECT COUNT(*) FROM sqlite_master").at(0).at(0));
-      } catch (const DbError& e) {
-        throw InputError(where, std::string("is not a flopwatt store (damaged, or not a SQLite database: ") + e.what() + ")",
-                         "pass --store with another file, or move this one aside (it was left untouched)");
-      }
-      if (app != kApplicationId && !(app == 0 && user == 0 && objects == 0))
-        throw InputError(where, "is another program's SQLite database (application_id " + std::to_string(app) + ")",
-                         "pass --store with another file (this one was left untouched)");
-      check_newer(user);
-      version_ = user;
-      if (version_ == kSchemaVersion) {
-        db_->exec("PRAGMA foreign_keys = ON");
-        return;
-      }
-      if (!create) throw InputError(where, "has an older schema", "run `flopwatt store init` on it to migrate");
-      // WAL: readers go on while one run writes; set before the first write
-      // transaction, and only on a file known to be ours.
-      db_->query("PRAGMA journal_mode = WAL");
-      db_->exec("PRAGMA foreign_keys = ON");
-      version_ = in_transaction(*db_, [&] {
-        // Another process may have created the schema while this one waited for the lock.
-        int v = to_int(db_->query("PRAGMA user_version").at(0).at(0));
-        check_newer(v);
-        for (; v < kSchemaVersion; ++v) db_->exec(migrations()[static_cast<std::size_t>(v)]);
-        db_->exec(fmt::format("PRAGMA user_version = {}; PRAGMA application_id = {};", v, kApplicationId));
-        db_->exec("DELETE FROM schema_version");
-        db_->query("INSERT INTO schema_version (version) VALUES ($1)", {std::to_string(v)});
-        return v;
-      });
-      return;
-    }
-    auto read_version = [&] {
-      // A catalog table read, not to_regclass: its cache may not yet see a
-      // table another session created while this one waited for the lock.
-      const auto r = db_->query(
-          "SELECT COUNT(*) FROM pg_catalog.pg_tables WHERE tablename = 'schema_version' AND schemaname = "
-          "current_schema()");
-      if (to_int(r.at(0).at(0)) == 0) return 0;
-      return to_int(db_->query("SELECT MAX(version) FROM schema_version").at(0).at(0));
-    };
-    version_ = read_version();
-    check_newer(version_);
-    if (version_ == kSchemaVersion) return;
-    if (!create)
-      throw InputError(where, version_ ? "has an older schema" : "has no flopwatt schema",
-                       "run `flopwatt store init URL` as the database's owner");
-    version_ = in_transaction(*db_, [&] {
-      // One creator at a time: concurrent writers on a fresh server wait here.
-      db_->query("SELECT pg_advisory_xact_lock(4657737374)");
-      int v = read_version();
-      check_newer(v);
-      for (; v < kSchemaVersion; ++v) db_->exec(migrations()[static_cast<std::size_t>(v)]);
-      db_->exec("DELETE FROM schema_version");
-      db_->query("INSERT INTO schema_version (version) VALUES ($1)", {std::to_string(v)});
-      return v;
-    });
+    db_->exec(create ? "BEGIN IMMEDIATE" : "BEGIN");
   } catch (const DbError& e) {
-    throw InputError(where, std::string("cannot prepare the schema: ") + e.what(),
-                     target_.postgres ? "run `flopwatt store init URL` as the database's owner"
-                                      : "pass --store with a writable file, or --no-store");
+    throw not_ours(e);
   }
+  bool migrated = false;
+  try {
+    int app = 0, user = 0, objects = 0;
+    try {
+      app = to_int(db_->query("PRAGMA application_id").at(0).at(0));
+      user = to_int(db_->query("PRAGMA user_version").at(0).at(0));
+      objects = to_int(db_->query("SELECT COUNT(*) FROM sqlite_master").at(0).at(0));
+    } catch (const DbError& e) {
+      throw not_ours(e);
+    }
+    if (app != kApplicationId && !(app == 0 && user == 0 && objects == 0))
+      throw InputError(where, "is another program's SQLite database (application_id " + std::to_string(app) + ")",
+                       "pass --store with another file (this one was left untouched)");
+    check_newer(where, user);
+    if (app == kApplicationId && user > 0) check_newer(where, table_version(*db_));
+    version_ = user;
+    if (version_ < kSchemaVersion) {
+      if (!create)
+        throw InputError(where, fmt::format("has an older schema (version {})", version_),
+                         "run `flopwatt store init --store " + masked(target_.spec) +
+                             "` once: it migrates the store in place and keeps every run");
+      migrate(*db_, version_);
+      db_->exec(fmt::format("PRAGMA user_version = {}; PRAGMA application_id = {};", kSchemaVersion, kApplicationId));
+      version_ = kSchemaVersion;
+      migrated = true;
+    }
+    db_->exec("COMMIT");
+  } catch (...) {
+    try {
+      db_->exec("ROLLBACK");
+    } catch (...) {
+    }
+    throw;
+  }
+  if (migrated) {
+    try {
+      db_->query("PRAGMA journal_mode = WAL");
+    } catch (const DbError&) {
+    }
+  }
+}
+
+void Store::prepare_postgres(bool create) {
+  const std::string where = where_of(target_);
+  auto read_version = [&] {
+    // A catalog table read, not to_regclass: its cache may not yet see a
+    // table another session created while this one waited for the lock.
+    const auto r = db_->query(
+        "SELECT COUNT(*) FROM pg_catalog.pg_tables WHERE tablename = 'schema_version' AND schemaname = "
+        "current_schema()");
+    return to_int(r.at(0).at(0)) == 0 ? 0 : table_version(*db_);
+  };
+  version_ = in_transaction(*db_, [&] {
+    // One creator at a time, and every check made under the same lock: a
+    // writer on a fresh server waits here while another creates the schema.
+    if (create) db_->query("SELECT pg_advisory_xact_lock(4657737374)");
+    int v = read_version();
+    check_newer(where, v);
+    if (v == kSchemaVersion) return v;
+    if (!create)
+      throw InputError(where, v ? fmt::format("has an older schema (version {})", v) : "has no flopwatt schema",
+                       "run `flopwatt store init URL` as the database's owner: it migrates in place and keeps every run");
+    migrate(*db_, v);
+    return kSchemaVersion;
+  });
 }
 
 std::vector<SampleRow> parse_samples_csv(const std::string& csv) {
@@ -304,6 +483,10 @@ std::vector<SampleRow> parse_samples_csv(const std::string& csv) {
 }
 
 bool Store::record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples) {
+  // The run id is the key: a run without one would be stored as '' and every later one dropped as "already there".
+  if (run.run_id.empty())
+    throw InputError("run.json", "has no run_id (or an empty one), the key the store records a run by",
+                     "record runs written by flopwatt; a run.json edited by hand needs its run_id back");
   const nlohmann::json& c = run.context;
   const Value hostname = opt_text(c, "hostname"), cpu = opt_text(c, "cpu"), cores = opt_text(c, "online_cpus"),
               arch = opt_text(c, "arch"), label = opt_text(c, "machine_label");
@@ -359,34 +542,33 @@ bool Store::record(const Run& run, const std::vector<std::string>& tags, const s
     for (const auto& t : all_tags)
       db_->query("INSERT INTO run_tags (run_id, tag) VALUES ($1, $2) ON CONFLICT (run_id, tag) DO NOTHING",
                  {run.run_id, clean_text(t)});
+    // Many rows per statement: each statement is a round trip to a server.
+    std::vector<Value> rows, energy;
     for (std::size_t i = 0; i < run.measurements.size(); ++i) {
       const Measurement& m = run.measurements[i];
       const std::string idx = std::to_string(i);
-      std::optional<double> energy_j, flop_per_j;
-      // The row's own judged headline: a run's rows may use different sources.
-      if (const auto h = headline_of(run, m).source)
-        if (auto it = m.energy.find(*h); it != m.energy.end()) {
-          energy_j = it->second.j;
-          flop_per_j = it->second.flop_per_j;
-        }
-      db_->query(
-          "INSERT INTO measurements (run_id, idx, config_key, label, workload, op, pass, layer, backend, dtype, m, n, k, "
-          "layout, threads, simulated, skipped, reps, median_s, flop, flop_per_s, energy_j, flop_per_j, rep_times_s) "
-          "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, "
-          "$22, $23, $24)",
-          {run.run_id, idx, config_key(m), config_label(m), m.workload, m.op, m.pass, num(m.layer), m.backend, m.dtype,
-           m.shape ? num(double(m.shape->M)) : Value{}, m.shape ? num(double(m.shape->N)) : Value{},
-           m.shape ? num(double(m.shape->K)) : Value{}, m.layout, num(m.threads), m.simulated ? "1" : "0", m.skipped,
-           std::to_string(m.reps), num(m.time_s.median), num(m.flop), num(m.flop_per_s), numd(energy_j),
-           numd(flop_per_j), nlohmann::json(m.rep_times_s).dump()});
+      const RowHeadline h = row_headline(run, m);
+      rows.insert(rows.end(),
+                  {run.run_id, idx, config_key(m), config_label(m), m.workload, m.op, m.pass, num(m.layer), m.backend,
+                   m.dtype, m.shape ? num(double(m.shape->M)) : Value{}, m.shape ? num(double(m.shape->N)) : Value{},
+                   m.shape ? num(double(m.shape->K)) : Value{}, m.layout, num(m.threads), m.simulated ? "1" : "0",
+                   m.skipped, std::to_string(m.reps), num(m.time_s.median), num(m.flop), num(m.flop_per_s), h.energy_j,
+                   h.flop_per_j, nlohmann::json(m.rep_times_s).dump(), h.source});
       for (const auto& [src, e] : m.energy)
-        db_->query(
-            "INSERT INTO energy (run_id, idx, source_id, window_t0_ns, window_t1_ns, j, net_j, avg_power_w, flop_per_j, "
-            "flop_per_j_net, confidence) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-            {run.run_id, idx, src, m.window_ns ? Value{std::to_string((*m.window_ns)[0])} : Value{},
-             m.window_ns ? Value{std::to_string((*m.window_ns)[1])} : Value{}, num(e.j), numd(e.net_j),
-             num(e.avg_power_w), numd(e.flop_per_j), numd(e.flop_per_j_net), e.confidence});
+        energy.insert(energy.end(), {run.run_id, idx, src, m.window_ns ? Value{std::to_string((*m.window_ns)[0])} : Value{},
+                                     m.window_ns ? Value{std::to_string((*m.window_ns)[1])} : Value{}, num(e.j),
+                                     numd(e.net_j), num(e.avg_power_w), numd(e.flop_per_j), numd(e.flop_per_j_net),
+                                     e.confidence});
     }
+    insert_many(*db_,
+                "INSERT INTO measurements (run_id, idx, config_key, label, workload, op, pass, layer, backend, dtype, m, "
+                "n, k, layout, threads, simulated, skipped, reps, median_s, flop, flop_per_s, energy_j, flop_per_j, "
+                "rep_times_s, headline_source) VALUES ",
+                25, rows);
+    insert_many(*db_,
+                "INSERT INTO energy (run_id, idx, source_id, window_t0_ns, window_t1_ns, j, net_j, avg_power_w, "
+                "flop_per_j, flop_per_j_net, confidence) VALUES ",
+                11, energy);
     // Many rows per statement: a run's samples run to thousands, and each
     // statement is a round trip to a server.
     constexpr std::size_t kRowsPerInsert = 100;
@@ -430,12 +612,11 @@ std::vector<SampleRow> Store::samples(const std::string& run_id) {
   return out;
 }
 
-std::vector<RunSummary> Store::list(const ListFilter& f) {
-  std::string sql =
-      "SELECT r.run_id, r.machine_id, mc.label, r.started_utc, r.command, r.git_revision, r.headline_source, "
-      "r.complete, (SELECT COUNT(*) FROM measurements m WHERE m.run_id = r.run_id) FROM runs r JOIN machines mc ON "
-      "mc.machine_id = r.machine_id WHERE 1 = 1";
-  std::vector<Value> params;
+namespace {
+
+// The WHERE clause of a ListFilter over runs r joined with machines mc.
+std::string filter_sql(const ListFilter& f, std::vector<Value>& params) {
+  std::string sql = " WHERE 1 = 1";
   auto param = [&](const std::string& v) {
     params.emplace_back(v);
     return "$" + std::to_string(params.size());
@@ -447,6 +628,27 @@ std::vector<RunSummary> Store::list(const ListFilter& f) {
   if (!f.since.empty()) sql += " AND r.started_utc >= " + param(f.since);
   if (!f.tag.empty())
     sql += " AND EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = r.run_id AND t.tag = " + param(clean_text(f.tag)) + ")";
+  return sql;
+}
+
+}  // namespace
+
+void Store::each_measurement(const ListFilter& f, const std::function<void(const Row&)>& row) {
+  std::vector<Value> params;
+  db_->each("SELECT r.run_id, r.started_utc, COALESCE(mc.label, mc.machine_id), r.git_revision, m.workload, m.op, "
+            "m.pass, m.layer, m.backend, m.dtype, m.m, m.n, m.k, m.layout, m.threads, m.reps, m.median_s, m.flop, "
+            "m.flop_per_s, m.headline_source, m.energy_j, m.flop_per_j, m.skipped FROM measurements m JOIN runs r ON "
+            "r.run_id = m.run_id JOIN machines mc ON mc.machine_id = r.machine_id" +
+                filter_sql(f, params) + " ORDER BY r.started_utc, r.run_id, m.idx",
+            params, row);
+}
+
+std::vector<RunSummary> Store::list(const ListFilter& f) {
+  std::vector<Value> params;
+  std::string sql =
+      "SELECT r.run_id, r.machine_id, mc.label, r.started_utc, r.command, r.git_revision, r.headline_source, "
+      "r.complete, (SELECT COUNT(*) FROM measurements m WHERE m.run_id = r.run_id) FROM runs r JOIN machines mc ON "
+      "mc.machine_id = r.machine_id" + filter_sql(f, params);
   sql += " ORDER BY r.started_utc, r.run_id";
   std::vector<RunSummary> out;
   for (const auto& r : db_->query(sql, params)) {
@@ -567,6 +769,12 @@ History Store::history(const HistoryFilter& f) {
 
 namespace {
 
+std::string shell_quoted(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return o + "'";
+}
+
 // What stays true when recording failed, and how to record later.
 std::string after(const std::string& run_dir) {
   if (run_dir.empty()) return "the run's own output is unaffected; --no-store skips the store";
@@ -581,7 +789,7 @@ bool record_finished_run(const Run& run, const std::string& run_dir, const Recor
   Target t;
   std::vector<SampleRow> samples;
   auto record_in = [&](const Target& target) {
-    auto s = Store::open(target, true);
+    auto s = Store::open(target, true, o.stop);
     s->record(run, o.tags, samples);
   };
   try {
@@ -595,16 +803,19 @@ bool record_finished_run(const Run& run, const std::string& run_dir, const Recor
       return true;
     } catch (const std::exception& e) {
       if (!t.postgres) throw;
-      // A shared server out of reach: the run waits in the local store for `store push`.
+      const auto* db = dynamic_cast<const DbError*>(&e);
+      const auto* bad = dynamic_cast<const InputError*>(&e);
+      const std::string why = db ? store_error(t, *db).problem() : bad ? bad->problem() : e.what();
+      // A shared server out of reach, slow or interrupted: the run waits in the local store for `store push`.
       const Target local{resolve_default_file(), "default", false};
       record_in(local);
-      fmt::print(err, "warning: run {} not recorded: {}; kept in {} instead (`flopwatt store push '{}'` sends it when the "
-                      "server is back)\n",
-                 run.run_id, e.what(), local.spec, masked(t.spec));
+      fmt::print(err, "warning: run {} not recorded in {}: {}; kept in {} instead (`flopwatt store push {} --store {}` sends "
+                      "it when the server is back)\n",
+                 run.run_id, where_of(t), why, local.spec, shell_quoted(masked(t.spec)), shell_quoted(local.spec));
       return true;
     }
   } catch (const DbError& e) {
-    fmt::print(err, "warning: run {} not recorded in {}: {} ({})\n", run.run_id, where_of(t), e.what(), after(run_dir));
+    fmt::print(err, "warning: run {} not recorded: {} ({})\n", run.run_id, store_error(t, e).what(), after(run_dir));
     return false;
   } catch (const std::exception& e) {
     fmt::print(err, "warning: run {} not recorded in the results store: {} ({})\n", run.run_id, e.what(), after(run_dir));

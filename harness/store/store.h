@@ -10,12 +10,13 @@
 #include <vector>
 
 #include "harness/output/run_model.h"
+#include "harness/store/conninfo.h"
 #include "harness/store/db.h"
 #include "workloads/error.h"
 
 namespace flopwatt::store {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 // PRAGMA application_id of a flopwatt SQLite store ("FWst"): tells it from any other SQLite file.
 inline constexpr int kApplicationId = 0x46577374;
 
@@ -27,12 +28,12 @@ struct Target {
 };
 
 // --store when given, else $FLOPWATT_STORE, else $XDG_DATA_HOME/flopwatt/results.sqlite3
-// (~/.local/share/... when XDG_DATA_HOME is unset or not absolute).
-Target resolve(const std::string& flag_value);
+// (~/.local/share/... when XDG_DATA_HOME is unset or not absolute). Throws
+// InputError for a spec that is neither a PostgreSQL one libpq accepts nor a
+// file path (another URL scheme, a connection string libpq refuses).
+Target resolve(const std::string& flag_value, const std::string& flag_name = "--store");
 // $XDG_DATA_HOME/flopwatt/results.sqlite3, the local store whatever FLOPWATT_STORE says.
 std::string resolve_default_file();
-// A spec fit to print: a URI's password and any password= keyword become "***".
-std::string masked(const std::string& spec);
 // Invalid UTF-8 bytes become "\xNN" (and a backslash before "x" stays
 // readable), so a tag or label reaches run.json, SQLite and PostgreSQL alike.
 std::string clean_text(const std::string& s);
@@ -91,7 +92,9 @@ class Store {
   // Opens the store, creating or migrating its schema when `create` (a
   // missing SQLite file is then created). Throws InputError naming the store
   // when it is not a flopwatt store, is damaged, or has a newer schema.
-  static std::unique_ptr<Store> open(const Target& t, bool create = true);
+  // `stop` set (a signal) ends a wait for a PostgreSQL server within 100 ms.
+  // A password given in --store or a URL argument draws one warning on stderr.
+  static std::unique_ptr<Store> open(const Target& t, bool create = true, const std::atomic<bool>* stop = nullptr);
 
   int schema_version() const { return version_; }
   const Target& target() const { return target_; }
@@ -102,6 +105,13 @@ class Store {
   bool has_run(const std::string& run_id);
   std::vector<std::string> run_ids();
   std::vector<RunSummary> list(const ListFilter& f);
+  // The measurements of the runs `f` selects, one Row each, oldest run first,
+  // straight from the columns (run.json is not read again): run_id,
+  // started_utc, machine (label or id), git_revision, workload, op, pass,
+  // layer, backend, dtype, M, N, K, layout, threads, reps, median_s, flop,
+  // flop_per_s, headline_source, energy_j, flop_per_j, skipped. The headline
+  // columns are each row's own judged source and its figures.
+  void each_measurement(const ListFilter& f, const std::function<void(const Row&)>& row);
   // run.json as recorded; nullopt when the id is unknown.
   std::optional<std::string> run_json(const std::string& run_id);
   std::vector<std::string> tags(const std::string& run_id);
@@ -117,24 +127,29 @@ class Store {
  private:
   Store(Target t, std::unique_ptr<Db> db) : target_(std::move(t)), db_(std::move(db)) {}
   void prepare(bool create);
+  void prepare_sqlite(bool create);
+  void prepare_postgres(bool create);
   Target target_;
   std::unique_ptr<Db> db_;
   int version_ = 0;
 };
 
+// The bad input a DbError on store `t` is: what is true (a full disk, a
+// read-only file or directory, a damaged file, a missing privilege, a lock
+// held, a server gone) with the fix for that, and only a damaged file is told
+// to be moved aside.
+InputError store_error(const Target& t, const DbError& e, const std::string& doing = "");
+
 // Runs a command's body over a store; an engine error on the way (a file
-// damaged past its header, a server gone) becomes bad input naming the store,
-// so the command exits 2 with one line instead of an internal error.
+// damaged past its header, a disk full, a server gone) becomes bad input
+// naming the store, so the command exits 2 with one line instead of an
+// internal error.
 template <class F>
 auto naming_store(const std::string& flag_value, F&& body) {
   try {
     return body();
   } catch (const DbError& e) {
-    const Target t = resolve(flag_value);
-    throw InputError("store " + masked(t.spec) + " (from " + t.from + ")", e.what(),
-                     t.postgres ? "check the server and run the command again"
-                                : "move the damaged file aside and rebuild the store with `flopwatt store import` from the "
-                                  "run directories");
+    throw store_error(resolve(flag_value), e);
   }
 }
 
@@ -144,6 +159,7 @@ struct RecordOptions {
   bool no_store = false;
   bool samples = false;  // --store-samples: samples.csv goes in too
   std::vector<std::string> tags;
+  const std::atomic<bool>* stop = nullptr;  // set by SIGINT/SIGTERM: stop waiting for a server
 };
 
 // Records a finished run from its directory. Never throws and never changes

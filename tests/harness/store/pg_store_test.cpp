@@ -326,3 +326,40 @@ TEST(PgStore, WriterRoleRecordsNpuRunsAndFillsTheMachineOnceGranted) {
   EXPECT_EQ(count(*admin, npu), 1);
   EXPECT_EQ(count(*admin, "SELECT COUNT(*) FROM machines"), 1);
 }
+
+TEST(PgStore, AReadOnlyRoleIsToldToAskForInsertNotToRunInit) {
+  REQUIRE_SERVER();
+  const std::string conn = fresh_db("readerrole");
+  store::Store::open(store::resolve(conn), true);
+  auto admin = store::open_postgres(conn);
+  admin->exec("DROP ROLE IF EXISTS fw_reader");
+  admin->exec("CREATE ROLE fw_reader LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO fw_reader");
+  std::string reader = conn;
+  reader.replace(reader.find("user=flopwatt"), 13, "user=fw_reader");
+  const fs::path d = flopwatt::testing::temp_dir("pg", "reader");
+  flopwatt::testing::write_run_dir(flopwatt::testing::variant("rd-0", "2026-05-01T00:00:00Z"), d / "a");
+  auto r = run_command_line(kBin + " store import " + (d / "a").string() + " --store '" + reader + "'");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.err.find("lacks a privilege"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("GRANT SELECT, INSERT"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("move"), std::string::npos) << r.err;
+  // Reading works for it.
+  r = run_command_line(kBin + " store ls --store '" + reader + "'");
+  EXPECT_EQ(r.code, 0) << r.err;
+  fs::remove_all(d);
+}
+
+TEST(PgStore, LibpqsOwnErrorTextIsScrubbedOfThePassword) {
+  REQUIRE_SERVER();
+  // The server repeats the database name in its error; here it is the password too.
+  const std::string conn = g_pg->conninfo("s3cr3tpw") + " password=s3cr3tpw";
+  const auto r = run_command_line(kBin + " store ls --store '" + conn + "'");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.err.find("database \"***\" does not exist"), std::string::npos) << r.err;
+  // Once only: as the dbname of the spec the message names, never as libpq's text or the password.
+  const auto first = r.err.find("s3cr3tpw");
+  EXPECT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("s3cr3tpw", first + 1), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("password=s3cr3tpw"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("carries a password"), std::string::npos) << r.err;
+}
