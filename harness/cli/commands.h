@@ -37,5 +37,6 @@ void register_history(CLI::App& app, CliState& st);       // harness/cli/cmd_his
 void register_compare(CLI::App& app, CliState& st);       // harness/cli/cmd_compare.cpp
 void register_measure(CLI::App& app, CliState& st);       // harness/cli/cmd_measure.cpp
 void register_capture(CLI::App& app, CliState& st);       // harness/cli/cmd_capture.cpp
+void register_site(CLI::App& app, CliState& st);          // harness/cli/cmd_site.cpp
 
 }  // namespace flopwatt

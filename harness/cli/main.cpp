@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   register_compare(app, st);
   register_measure(app, st);
   register_capture(app, st);
+  register_site(app, st);
   // The man page and completion the build installs, from the tables above.
   if (argc == 2 && std::string(argv[1]) == "--help-man") {
     fmt::print("{}", man_page(app, FLOPWATT_VERSION));

@@ -10,7 +10,9 @@ model and backend are hostile. For each: no console error, exception or request 
 file:, every chart drawn with as many points as the run's files hold (samples.csv,
 run.json's rows), each FLOP/J cell equal to run.json's figure of the row's recorded
 headline source, and hostile text shown as text. A screenshot of each page kind goes to
-ARTEFACT_DIR. Skips (77) only where chromium is missing, never with CI=true."""
+ARTEFACT_DIR. Then a site (`flopwatt site`) of a store holding these runs: its index, a
+series page and a run page load cleanly, every link resolves to a file, and each series
+chart has one point per row of its history table. Skips (77) only where chromium is missing, never with CI=true."""
 import json
 import os
 import shutil
@@ -19,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -160,6 +163,54 @@ def check_page(browser, page, run_dirs, kind):
     return got, charts, headline_cells
 
 
+LINKS = "JSON.stringify(Array.from(document.querySelectorAll('a[href]')).map(a => a.href))"
+
+
+def check_links(browser, session, kind):
+    """Every link of the page names a file that exists; returns them."""
+    links = [l for l in json.loads(browser.evaluate(session, LINKS)) if l.startswith("file://")]
+    for l in links:
+        path = urllib.parse.unquote(urllib.parse.urlsplit(l).path)
+        check(os.path.isfile(path), "%s: link %s resolves to nothing" % (kind, l))
+    return links
+
+
+def check_site(browser, binary, work, run_dirs):
+    store, site = os.path.join(work, "store.sqlite3"), os.path.join(work, "site")
+    subprocess.run([binary, "store", "import", "--store", store] + run_dirs, check=True, stdout=subprocess.DEVNULL,
+                   timeout=60)
+    subprocess.run([binary, "site", "--out", site, "--store", store], check=True, stdout=subprocess.DEVNULL, timeout=60)
+    session = browser.new_page()
+    pages = {}
+    for kind, page in (("site-index", os.path.join(site, "index.html")),):
+        for p in cdp.problems(browser.open(session, "file://" + page)):
+            check(False, "%s: %s" % (kind, p))
+        links = check_links(browser, session, kind)
+        pages["site-series"] = next((l for l in links if "/series/" in l), None)
+        pages["site-run"] = next((l for l in links if "/runs/" in l), None)
+        browser.screenshot(session, os.path.join(ARTEFACTS, kind + ".png"))
+    check(pages["site-series"] and pages["site-run"], "site-index: no series or run page linked")
+    for kind in ("site-series", "site-run"):
+        if not pages[kind]:
+            continue
+        for p in cdp.problems(browser.open(session, pages[kind])):
+            check(False, "%s: %s" % (kind, p))
+        check_links(browser, session, kind)
+        got = json.loads(browser.evaluate(session, """JSON.stringify({
+          charts: Object.values(Chart.instances).map(c => ({id: c.canvas.id,
+            sets: c.data.datasets.map((d, i) => ({n: d.data.length, drawn: c.getDatasetMeta(i).data.length}))})),
+          rows: Array.from(document.querySelectorAll('table.history')).map(t => t.tBodies[0].rows.length)})"""))
+        check(got["charts"], "%s: no chart drawn" % kind)
+        for c in got["charts"]:
+            for st in c["sets"]:
+                check(st["n"] == st["drawn"] and st["n"] > 0, "%s: %s drew %d of %d" % (kind, c["id"], st["drawn"], st["n"]))
+        if kind == "site-series":
+            # One point per stored run of the series, as the history tables list them.
+            check(sorted(c["sets"][0]["n"] for c in got["charts"]) == sorted(got["rows"]),
+                  "site-series: chart points %s, table rows %s" % (got["charts"], got["rows"]))
+        browser.screenshot(session, os.path.join(ARTEFACTS, kind + ".png"))
+
+
 def main():
     global ARTEFACTS
     if len(sys.argv) != 3:
@@ -207,13 +258,14 @@ def main():
             check(got["scripts"] == 3, "report-hostile: %d script elements, the page has 3" % got["scripts"])
             check(EVIL in got["runIds"], "report-hostile: the run id is not shown as text: %r" % got["runIds"])
             check(got["text"].count(EVIL) >= 3, "report-hostile: hostile text shown %d times" % got["text"].count(EVIL))
+            check_site(browser, binary, work, [run, CAMPAIGN])
         finally:
             browser.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if failures:
         sys.exit("%d check(s) failed" % len(failures))
-    print("ok: 3 pages checked in chromium; screenshots in " + ARTEFACTS)
+    print("ok: 3 reports and 3 site pages checked in chromium; screenshots in " + ARTEFACTS)
 
 
 if __name__ == "__main__":
