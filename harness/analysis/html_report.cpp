@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "harness/analysis/campaign.h"
+#include "harness/analysis/grad_order_report.h"
 #include "harness/analysis/html_report_assets.h"
 #include "harness/output/headline_view.h"
 #include "harness/output/text.h"
@@ -54,6 +55,57 @@ std::string script_json(const json& j) {
     else o += c;
   }
   return o;
+}
+
+namespace {
+// The cells of one markdown table row; "\\|" is a pipe inside a cell.
+std::vector<std::string> md_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cur;
+  for (std::size_t i = 1; i < line.size(); ++i) {
+    if (line[i] == '\\' && i + 1 < line.size() && line[i + 1] == '|') cur += line[++i];
+    else if (line[i] == '|') cells.push_back(cur), cur.clear();
+    else cur += line[i];
+  }
+  for (auto& c : cells) {
+    c.erase(0, c.find_first_not_of(' '));
+    c.erase(c.find_last_not_of(' ') + 1);
+  }
+  return cells;
+}
+}  // namespace
+
+std::string markdown_tables_html(const std::string& md) {
+  std::string h, line;
+  std::istringstream in(md);
+  bool in_table = false, head = false;
+  while (std::getline(in, line)) {
+    const bool row = !line.empty() && line[0] == '|';
+    if (in_table && !row) h += "</tbody></table>\n", in_table = false;
+    if (row) {
+      const auto cells = md_cells(line);
+      if (!in_table) {
+        h += "<table class=\"sortable\"><thead><tr>";
+        for (const auto& c : cells) h += "<th>" + html_escape(c) + "</th>";
+        h += "</tr></thead><tbody>\n";
+        in_table = head = true;
+        continue;
+      }
+      if (head && line.find_first_not_of("|-: ") == std::string::npos) continue;  // the separator row
+      head = false;
+      h += "<tr>";
+      for (const auto& c : cells) h += "<td>" + html_escape(c) + "</td>";
+      h += "</tr>\n";
+    } else if (line.rfind("### ", 0) == 0) {
+      h += "<h4>" + html_escape(line.substr(4)) + "</h4>\n";
+    } else if (line.rfind("## ", 0) == 0) {
+      h += "<h3>" + html_escape(line.substr(3)) + "</h3>\n";
+    } else if (!line.empty()) {
+      h += "<p>" + html_escape(line) + "</p>\n";
+    }
+  }
+  if (in_table) h += "</tbody></table>\n";
+  return h;
 }
 
 ChartJs load_chartjs() {
@@ -521,6 +573,8 @@ std::string report_html(const std::vector<LoadedRun>& runs, const HtmlOptions& o
     h += "</section>\n";
   }
   if (rows.empty()) h += "<p>No comparable measurements.</p>\n";
+  if (const std::string go = grad_order_markdown(runs); !go.empty())
+    h += "<section class=\"grad-order\">\n<h2>Gradient order</h2>\n" + markdown_tables_html(go) + "</section>\n";
   h += "<script id=\"flopwatt-data\" type=\"application/json\">" + script_json(data) + "</script>\n";
   h += o.chartjs_href.empty() ? "<script>/* Chart.js " + chart.version + ", " + chart.licence +
                                     " licence (Debian's libjs-chart.js) */\n" + chart.source + "\n</script>\n"

@@ -29,6 +29,11 @@ std::string html_escape(std::string_view s);
 // becomes U+FFFD.
 std::string script_json(const nlohmann::json& j);
 
+// Markdown as the report's sections write it (## headings, | tables |, text
+// lines) as HTML: every table sortable, every cell and line escaped. The
+// gradient-order section of the markdown report reaches the page this way.
+std::string markdown_tables_html(const std::string& md);
+
 // The chart library as Debian's libjs-chart.js installs it.
 inline constexpr const char* kChartJsPath = "/usr/share/javascript/chart.js/chart.min.js";
 struct ChartJs {

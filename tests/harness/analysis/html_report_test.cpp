@@ -57,6 +57,16 @@ TEST(html_report, ScriptJsonCannotEndItsElement) {
   EXPECT_EQ(json::parse(s)["id"], hostile);  // the same text once parsed
 }
 
+// The markdown report's gradient-order section reaches the page as tables.
+TEST(html_report, MarkdownTablesBecomeSortableTables) {
+  const std::string h = markdown_tables_html(
+      "\n## gradient order\n\n| run | a\\|b |\n|---|---|\n| <script>x</script> | 1.5 |\n| r2 | 2 |\nnote & more\n");
+  EXPECT_EQ(h,
+            "<h3>gradient order</h3>\n<table class=\"sortable\"><thead><tr><th>run</th><th>a|b</th></tr></thead><tbody>\n"
+            "<tr><td>&lt;script&gt;x&lt;/script&gt;</td><td>1.5</td></tr>\n<tr><td>r2</td><td>2</td></tr>\n"
+            "</tbody></table>\n<p>note &amp; more</p>\n");
+}
+
 TEST(html_report, LoadsDebiansChartJs) {
   ::unsetenv("FLOPWATT_CHARTJS");
   const ChartJs c = load_chartjs();  // scripts/packages.txt installs libjs-chart.js
