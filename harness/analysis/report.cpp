@@ -50,17 +50,8 @@ std::string rate_with_spread(const Measurement& x) {
 
 bool has_spread(const Measurement& x) { return x.reps >= 2 && x.rep_times_s.size() != 1; }
 
-// One comparable configuration on one backend, and where each run measured it.
-struct Row {
-  std::string key, backend;
-  std::string label;                          // config_label, plus the thread count where rows differ only in it
-  const Measurement* first = nullptr;         // for the descriptive columns
-  std::vector<const Measurement*> per_run;    // nullptr: not measured (or skipped) in that run
-  std::vector<std::string> skipped;           // per run: the reason, when skipped
-};
+using Row = ReportRow;
 
-// across_backends: one row per configuration whatever the backend, for runs
-// that each ran one backend (the paper suite's `run gpt2` per GEMM backend).
 std::vector<Row> build_rows(const std::vector<LoadedRun>& runs, bool across_backends) {
   std::vector<Row> rows;
   std::map<std::pair<std::string, std::string>, std::size_t> index;
@@ -248,6 +239,10 @@ std::vector<LoadedRun> load_runs(const std::string& dir) {
     throw InputError(dir, "neither a run dir (run.json) nor a campaign dir (campaign.json), and no run dirs inside",
                      kRunFix);
   return out;
+}
+
+std::vector<ReportRow> report_rows(const std::vector<LoadedRun>& runs, bool across_backends) {
+  return build_rows(runs, across_backends);
 }
 
 // config_key and config_label live with the run model (harness/output/run_model.h).

@@ -60,6 +60,19 @@ std::optional<RatioInterval> rate_ratio(const Measurement& num, const Measuremen
 double rate_at(const Measurement& m, double time_s);
 
 
+// One comparable configuration on one backend, and where each run measured it:
+// the rows every report format shows (markdown, csv, json, html).
+struct ReportRow {
+  std::string key, backend;
+  std::string label;                          // config_label, plus the thread count where rows differ only in it
+  const Measurement* first = nullptr;         // for the descriptive columns
+  std::vector<const Measurement*> per_run;    // nullptr: not measured (or skipped) in that run
+  std::vector<std::string> skipped;           // per run: the reason, when skipped
+};
+// across_backends: one row per configuration whatever the backend, for runs
+// that each ran one backend (the paper suite's `run gpt2` per GEMM backend).
+std::vector<ReportRow> report_rows(const std::vector<LoadedRun>& runs, bool across_backends);
+
 struct ReportOptions {
   std::size_t baseline = 0;      // index into runs; ratios are run / baseline
   bool across_backends = false;  // match configurations whatever the backend (one backend per run)

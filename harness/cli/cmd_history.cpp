@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iterator>
 
+#include "harness/analysis/change_points.h"
 #include "harness/cli/commands.h"
 #include "harness/output/safe_file.h"
 #include "harness/output/text.h"
@@ -79,36 +80,6 @@ std::string history_svg(const std::vector<store::HistoryPoint>& pts,
     svg += fmt::format("<text x=\"{}\" y=\"{}\">+{} more series (narrow with --op, --backend, --machine)</text>\n",
                        W - R + 8, T + 14 * double(kMaxSeries) + 10, series.size() - kMaxSeries);
   return svg + "</svg>\n";
-}
-
-// How many points on each side of a candidate the change test looks at.
-constexpr std::size_t kWindow = 5;
-
-// The median of at most kWindow values, on the stack: it runs twice per point.
-double median(const double* first, std::size_t n) {
-  double v[kWindow];
-  for (std::size_t i = 0; i < n; ++i) {  // insertion sort: n is at most kWindow
-    std::size_t j = i;
-    for (; j > 0 && v[j - 1] > first[i]; --j) v[j] = v[j - 1];
-    v[j] = first[i];
-  }
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// A step, not a blip: point i starts a change when the medians of the k
-// points before it and the k points from it on (k as large as both sides
-// allow, at least 2, at most kWindow) differ by more than the threshold and
-// point i itself has left the old level; of consecutive candidates only the
-// first is marked.
-std::vector<bool> change_points(const std::vector<double>& v, double thr) {
-  std::vector<bool> mark(v.size(), false);
-  for (std::size_t i = 2; i + 2 <= v.size(); ++i) {
-    const std::size_t k = std::min({i, v.size() - i, kWindow});
-    const double b = median(v.data() + (i - k), k);
-    const double a = median(v.data() + i, k);
-    mark[i] = b != 0 && std::abs(a - b) / std::abs(b) > thr && std::abs(v[i] - b) / std::abs(b) > thr && !mark[i - 1];
-  }
-  return mark;
 }
 
 int run_history(const HistoryArgs& a) {
@@ -193,7 +164,7 @@ int run_history(const HistoryArgs& a) {
     }
     md += fmt::format("{} point(s) in {} series; **change**: the median of up to {} runs from here differs by more "
                       "than {}% from the median of as many runs before (at least 2 each side).\n",
-                      pts.size(), series.size(), kWindow, shortest(a.threshold_pct));
+                      pts.size(), series.size(), kChangeWindow, shortest(a.threshold_pct));
     fmt::print("{}", md);
   }
   return 0;

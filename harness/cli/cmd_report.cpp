@@ -8,6 +8,7 @@
 #include "harness/cli/commands.h"
 #include "harness/analysis/bench_compare.h"
 #include "harness/analysis/campaign.h"
+#include "harness/analysis/html_report.h"
 #include "harness/analysis/report.h"
 #include "harness/output/safe_file.h"
 #include "harness/output/text.h"
@@ -142,15 +143,37 @@ int run_paper(const ReportArgs& a, const std::vector<LoadedRun>& runs) {
   return 0;
 }
 
+void check_format(const ReportArgs& a) {
+  if (a.format == "html") return;
+  for (const char* f : {"md", "markdown", "csv", "json"})
+    if (a.format == f) return;
+  throw InputError("--format " + a.format, "unknown format", "use md, csv, json or html");
+}
+
+// --format html: one self-contained page (harness/analysis/html_report.h).
+std::string render(const ReportArgs& a, const std::vector<LoadedRun>& runs, const ReportOptions& o,
+                   store::Store* samples_from = nullptr) {
+  if (a.format != "html") return report_format(a.format, "--format").render(runs, o);
+  HtmlOptions h;
+  h.report = o;
+  if (samples_from)
+    h.samples = [samples_from](const LoadedRun& r) { return samples_from->samples(r.dir); };
+  return report_html(runs, h, load_chartjs());
+}
+
 int run_report(ReportArgs& a) {
   if (!a.store.empty() || !a.group_by.empty()) {
     if (!a.dirs.empty())
       throw InputError("--store", "reads runs from the store, not from directories", "drop the directories, or --store");
+    check_format(a);
     std::vector<LoadedRun> runs = store::naming_store(a.store, [&] { return fleet_runs(a); });
     ReportOptions o;
     o.baseline = find_baseline(runs, a.baseline);
     o.across_backends = a.across_backends;
-    write_text(a, report_format(a.format, "--format").render(runs, o));
+    write_text(a, store::naming_store(a.store, [&] {
+                 auto samples = a.format == "html" ? store::Store::open(store::resolve(a.store), false) : nullptr;
+                 return render(a, runs, o, samples.get());
+               }));
     return 0;
   }
   if (a.dirs.empty()) throw InputError("report", "needs run directories, or --store", "pass DIR [DIR..]");
@@ -162,7 +185,7 @@ int run_report(ReportArgs& a) {
                      "compare two flopwatt_bench files, or run/campaign directories, not both");
   if (a.alpha != kUTestAlpha)
     throw InputError("--alpha", "applies to flopwatt_bench JSON files only", "drop it for run directories");
-  const ReportFormat& format = report_format(a.format, "--format");
+  check_format(a);  // an unknown format fails before any file is read
   std::vector<LoadedRun> runs;
   for (const auto& d : a.dirs) {
     auto v = load_runs(d);
@@ -176,7 +199,7 @@ int run_report(ReportArgs& a) {
   ReportOptions o;
   o.baseline = find_baseline(runs, a.baseline);
   o.across_backends = a.across_backends;
-  write_text(a, format.render(runs, o));
+  write_text(a, render(a, runs, o));
   return 0;
 }
 
@@ -192,9 +215,10 @@ void register_report(CLI::App& app, CliState& st) {
                   "flopwatt_bench --benchmark_format=json files (baseline first): time and energy counters per "
                   "benchmark with a Mann-Whitney U test on the repetitions");
   cmd->add_option("--alpha", a->alpha, "Significance level of the U test for flopwatt_bench files (default 0.05)");
-  cmd->add_option("--format", a->format, "md (default) | csv | json");
+  cmd->add_option("--format", a->format,
+                  "md (default) | csv | json | html (one self-contained page with charts, for a browser offline)");
   cmd->add_option("--baseline", a->baseline, "Run the ratios are relative to: its number (1..) or label (default 1)");
-  cmd->add_option("--out", a->out, "Write to this file instead of stdout");
+  cmd->add_option("-o,--out", a->out, "Write to this file instead of stdout");
   cmd->add_flag("--paper", a->paper,
                 "Rösti & Franz (2025)'s four figures from these GPT-2 runs (cpu:llmc and an NPU backend; on mains and "
                 "on battery, told apart by each run's supply), next to the paper's");

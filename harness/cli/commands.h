@@ -42,5 +42,6 @@ void register_compare(CLI::App& app, CliState& st);       // harness/cli/cmd_com
 void register_measure(CLI::App& app, CliState& st);       // harness/cli/cmd_measure.cpp
 void register_capture(CLI::App& app, CliState& st);       // harness/cli/cmd_capture.cpp
 void register_serve(CLI::App& app, CliState& st);         // harness/cli/cmd_serve.cpp
+void register_site(CLI::App& app, CliState& st);          // harness/cli/cmd_site.cpp
 
 }  // namespace flopwatt

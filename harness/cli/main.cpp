@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   register_measure(app, st);
   register_capture(app, st);
   register_serve(app, st);
+  register_site(app, st);
   // The man page and completion the build installs, from the tables above; the
   // footer (set after the subcommands, which would inherit it) is the man page's tail.
   app.footer(help_footer());

@@ -39,7 +39,11 @@ TOOLS = ["cmake", "ctest", "make", "pkg-config", "git", "bash", "sh", "umockdev-
          "/usr/lib/postgresql/15/bin/initdb", "/usr/lib/postgresql/15/bin/pg_ctl",
          "/usr/lib/postgresql/15/bin/postgres", "dpkg-shlibdeps", "readelf",
          "/usr/bin/promtool", "/usr/bin/prometheus", "/usr/bin/prometheus-pushgateway"]
-RUNTIME_FILES = ["/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a"]
+# Files read at run time, and by what.
+RUNTIME_FILES = {"/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a": "libFuzzer, linked by scripts/fuzz.sh",
+                 "/usr/share/javascript/chart.js/chart.min.js": "Chart.js, inlined by report --format html and site"}
+# The HTML report's browser test (tests/harness/analysis/html_browser_test.py) starts chromium.
+TOOLS += ["chromium"]
 
 # Programs that the tools above start on the tests' behalf, read from the tools' own sources so that
 # a program a tool starts is seen without anyone listing it: tests/api's Debian-package test runs
@@ -111,12 +115,12 @@ def used_files(build):
             used.setdefault("missing-program:" + prog, why)
         else:
             add(path, why)
-    for pattern in RUNTIME_FILES:
+    for pattern, why in RUNTIME_FILES.items():
         found = glob.glob(pattern)
         if not found:
-            used.setdefault("missing-program:" + pattern, "libFuzzer, linked by scripts/fuzz.sh")
+            used.setdefault("missing-program:" + pattern, why)
         for path in found:
-            add(path, "libFuzzer, linked by scripts/fuzz.sh")
+            add(path, why)
     for path, why in python_modules().items():
         if path.startswith("missing-python:"):
             used.setdefault(path, why)

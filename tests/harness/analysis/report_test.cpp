@@ -344,7 +344,7 @@ TEST(ReportCli, ExitCodes) {
   std::string err;
   EXPECT_EQ(run_cli("report " + (d / "ok").string(), &err), 0) << err;
   for (const std::string& args : {"report " + (d / "broken").string(), "report " + (d / "nope").string(),
-                                  "report " + (d / "ok").string() + " --format html",
+                                  "report " + (d / "ok").string() + " --format xml",
                                   "report " + (d / "ok").string() + " --baseline 7", std::string("report")}) {
     EXPECT_EQ(run_cli(args, &err), 2) << args;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << args << ": " << err;
