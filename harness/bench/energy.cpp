@@ -14,6 +14,9 @@ void EnergyWindow::start() { t0_ = EnergyMeter::now_ns(); }
 
 double EnergyWindow::stop(benchmark::State& st, double flop_per_iter) {
   const std::int64_t t1 = EnergyMeter::now_ns();
+  // The FLOP of one iteration as it is, for the results store (RecordingReporter): FLOP/s is over
+  // the window's wall time, which is not Google Benchmark's time per iteration to the last digit.
+  if (flop_per_iter > 0) st.counters["FLOP/iter"] = Counter(flop_per_iter);
   const double seconds = double(t1 - t0_) * 1e-9;
   const double iters = double(st.iterations());
   constexpr double kMaxIterations = 1e9;  // Google Benchmark reports a loop this long whatever its time
@@ -35,6 +38,7 @@ void EnergyWindow::set_modelled(benchmark::State& st, double flop_per_iter, doub
                                 const std::string& source) {
   const double iters = double(st.iterations());
   st.counters[kFlops] = Counter(flop_per_iter * iters, Counter::kIsRate);
+  if (flop_per_iter > 0) st.counters["FLOP/iter"] = Counter(flop_per_iter);
   if (iters <= 0 || joules <= 0) return;
   st.counters[kJPerIter] = Counter(joules / iters);
   if (seconds > 0) st.counters[kWatts] = Counter(joules / seconds);

@@ -76,7 +76,8 @@ std::vector<Measurement> RecordingReporter::measurements(int threads) const {
     std::vector<double> flops, jpi, w, fpj;
     for (const auto& s : ss) {
       m.rep_times_s.push_back(s.s_per_iter);
-      if (auto it = s.counters.find("FLOP/s"); it != s.counters.end()) flops.push_back(it->second * s.s_per_iter);
+      if (auto it = s.counters.find("FLOP/iter"); it != s.counters.end()) flops.push_back(it->second);
+      else if (auto rate = s.counters.find("FLOP/s"); rate != s.counters.end()) flops.push_back(rate->second * s.s_per_iter);
       if (!source || s.source != source) continue;
       if (auto it = s.counters.find("J/iter"); it != s.counters.end()) jpi.push_back(it->second);
       if (auto it = s.counters.find("W"); it != s.counters.end()) w.push_back(it->second);

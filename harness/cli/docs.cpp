@@ -31,6 +31,8 @@ const std::vector<DocEntry>& environment_variables() {
       {"FLOPWATT_STORE", "the results store: a SQLite file or a PostgreSQL URL (as --store)"},
       {"FLOPWATT_MACHINE_LABEL", "the machine's name in the store (as --label)"},
       {"FLOPWATT_PUSHGATEWAY", "a Prometheus Pushgateway each run is pushed to when it ends (as --pushgateway)"},
+      {"FLOPWATT_CHARTJS", "the Chart.js file report --format html and site inline (default: Debian's libjs-chart.js)"},
+      {"PGCONNECT_TIMEOUT", "seconds a PostgreSQL store's connection may take, where the connection string sets none (default 10)"},
       {"FLOPWATT_PEAK_DIR", "the folder of the measured-ceilings cache"},
       {"FLOPWATT_SCRIPTS", "the folder holding plot.py, for plot"},
       {"FLOPWATT_ONEDNN_PACK", "cpu:onednn weight packing: auto (default), always or never"},

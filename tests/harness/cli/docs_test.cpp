@@ -133,7 +133,7 @@ TEST_F(Completion, BackendsAfterBackendFlags) {
 }
 
 TEST_F(Completion, ListedValuesOfFormatShapesModelAndHistoryMetric) {
-  EXPECT_EQ(complete("flopwatt report --format "), (std::set<std::string>{"md", "csv", "json"}));
+  EXPECT_EQ(complete("flopwatt report --format "), (std::set<std::string>{"md", "csv", "json", "html"}));
   EXPECT_EQ(complete("flopwatt store export --format "), (std::set<std::string>{"csv", "json"}));
   EXPECT_EQ(complete("flopwatt run gemm --shapes "), (std::set<std::string>{"gpt2-124m", "square"}));
   EXPECT_EQ(complete("flopwatt run gpt2 --model d"), (std::set<std::string>{"d12", "d24", "d36", "d48"}));

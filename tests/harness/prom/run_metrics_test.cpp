@@ -38,14 +38,13 @@ Measurement gemm_row(const std::string& backend, int m, double flop, const std::
   return r;
 }
 
-// A run whose summary headline is the battery while its rows judged otherwise.
+// A run whose rows judged different sources (its summary, derived from them, is "mixed").
 flopwatt::Run mixed_run() {
   flopwatt::Run run;
   run.run_id = "r1";
   run.complete = true;
   run.context = {{"hostname", "laptop"}, {"machine_label", "fleet-7"}, {"started_utc", "2026-01-02T03:04:05Z"}};
   run.power_sources = {{"rapl-powercap:package-0", "package", "counter", true}, {"battery:BAT0", "battery", "gauge", true}};
-  run.headline_source = "battery:BAT0";
   run.measurements.push_back(gemm_row("cpu:reference", 64, 1e6, "rapl-powercap:package-0"));
   run.measurements.push_back(gemm_row("cpu:reference", 128, 8e6, "battery:BAT0"));
   run.measurements.push_back(gemm_row("cpu:reference", 64, 2e6, "rapl-powercap:package-0"));  // repeats the first config

@@ -504,6 +504,7 @@ TEST(EnergyFit, RunJsonNamesSourceAndMethodAndSkipsStepsAndLowConfidence) {
     m.time_s.total = t;
     m.energy["rapl"].j = j;
     m.energy["rapl"].confidence = confidence;
+    m.headline_source = "rapl";  // each row's window judged it the headline
     run.measurements.push_back(m);
   };
   const double jf = 1e-11, jb = 1e-10, w = 2;

@@ -616,10 +616,9 @@ TEST(Store, HostileIdsLabelsBackendsAndTagsPrintEscapedAndParseBack) {
 namespace {
 
 // The fixture with each row's headline judged apart: even rows on the
-// package's RAPL, odd rows on the battery, while the run's summary names the battery.
+// package's RAPL, odd rows on the battery (the run's summary, derived from them, is "mixed").
 flopwatt::Run mixed_headlines(const std::string& id) {
   flopwatt::Run r = variant(id, "2026-01-01T00:00:00Z");
-  r.headline_source = "battery:BAT0";
   for (std::size_t i = 0; i < r.measurements.size(); ++i) {
     auto& m = r.measurements[i];
     m.headline_source = i % 2 ? "battery:BAT0" : "rapl-powercap:package-0";
