@@ -40,6 +40,17 @@ std::vector<std::string> batteries_of(const std::string& id, const std::vector<s
   return bats;
 }
 
+// Whether a source's next sample past a window of `window_s` can still make a figure the rule may
+// quote: a window shorter than three of a gauge's update intervals is low confidence whatever
+// arrives (power/window_energy), so waiting up to two intervals of a slow gauge (a battery's
+// seconds) only holds the window's end, as `measure -- true` was held 2.5 s and `--idle 1` over
+// 15 s on a laptop whose headline is a fast counter. The expected headline is waited for anyway:
+// without a sample past the end, a window between two of its samples is not covered at all.
+bool worth_waiting(const power::PowerSource& s, double window_s) {
+  const double interval = s.kind() == power::Kind::Gauge ? s.update_interval_s() : 0;
+  return !(interval > 0 && window_s < 3 * interval);
+}
+
 constexpr int kIdleParts = 6;      // parts of the idle period, for its spread
 constexpr double kNetFloor = 0.01;  // net energy below 1% of gross is not resolved
 
@@ -238,11 +249,8 @@ void EnergyMeter::measure_idle(Run& run) {
   const std::string supply = supply_name(t0, t1);
   const double idle_s = double(t1 - t0) * 1e-9;
   for (const auto& s : impl_->sampler->sources()) {
-    // As for a window (EnergyMeter::window): a gauge too slow for the idle period to hold three of its
-    // updates gives a baseline no net figure may use, so its next sample is not waited for unless it
-    // is the expected headline; `--idle 1` had waited over 15 s for a secondary battery gauge's. The parts lie inside the whole, which waited already.
-    const double interval = s->kind() == power::Kind::Gauge ? s->update_interval_s() : 0;
-    const bool wait = s->id() == impl_->headline || !(interval > 0 && idle_s < 3 * interval);
+    // The parts lie inside the whole, which waited (or not) already.
+    const bool wait = s->id() == impl_->headline || worth_waiting(*s, idle_s);
     const power::WindowEnergy whole = impl_->sampler->energy(s->id(), t0, t1, wait);
     std::vector<double> means;
     for (int k = 0; k < parts; ++k) {
@@ -291,15 +299,7 @@ std::map<std::string, EnergyFigures> EnergyMeter::window(std::int64_t t0, std::i
   if (!impl_->sampler || t1 <= t0) return out;
   const double dt = double(t1 - t0) * 1e-9;
   for (const auto& s : impl_->sampler->sources()) {
-    // Another source is waited for only where its sample past t1 can still make a figure the rule
-    // may quote: a window shorter than three of a gauge's update intervals is low confidence
-    // whatever arrives (power/window_energy), so waiting up to two intervals of a slow gauge (a
-    // battery's seconds) would only hold a short window's end, as `measure -- true` was held 2.5 s
-    // on a laptop whose headline is a fast counter. The expected headline is always waited for:
-    // without a sample past t1 a window between two of its samples is not covered at all.
-    const double interval = s->kind() == power::Kind::Gauge ? s->update_interval_s() : 0;
-    const bool can_be_ok = !(interval > 0 && dt < 3 * interval);
-    const bool wait = s->id() == impl_->headline || (wait_all && can_be_ok);
+    const bool wait = s->id() == impl_->headline || (wait_all && worth_waiting(*s, dt));
     const power::WindowEnergy w = impl_->sampler->energy(s->id(), t0, t1, wait);
     EnergyFigures f;
     f.j = w.j;
