@@ -12,27 +12,40 @@ namespace flopwatt::npu {
 
 namespace {
 
-constexpr int MR = 8;    // rows per micro-kernel
-constexpr int NR = 32;   // columns per micro-kernel (two 16-float vectors)
-constexpr int MC = 256;  // rows per task
-constexpr int NC = 128;  // columns per task: MC x NC fp32 accumulators (128 KiB) stay in L2
-constexpr int KC = 256;  // K per packed B panel (rounded to a multiple of k_tile)
+// The micro-kernel's MR x NV vector accumulators must stay in registers: 8 x 2
+// zmm with AVX-512; with 256-bit vectors, 6 x 2 ymm. (Sixteen-float vectors
+// compiled for AVX2 were split and rebuilt through the stack on every k: 3
+// GFLOP/s on a Zen 3 core.) The shape of the kernel does not change any sum:
+// each output still adds its k-values in order, so the result is the same bits.
+#if defined(__AVX512F__)
+constexpr int VW = 16;  // floats per vector
+constexpr int MR = 8;   // rows per micro-kernel
+#else
+constexpr int VW = 8;
+constexpr int MR = 6;
+#endif
+constexpr int NV = 2;         // vectors per row
+constexpr int NR = NV * VW;   // columns per micro-kernel
+constexpr int MC = 264;       // rows per task (a multiple of both MRs)
+constexpr int NC = 128;       // columns per task: MC x NC fp32 accumulators stay in L2
+constexpr int KC = 256;       // K per packed B panel (rounded to a multiple of k_tile)
+static_assert(NC % NR == 0 && MC % MR == 0);
 
-typedef float v16 __attribute__((vector_size(64), aligned(4)));
-typedef unsigned int u16v __attribute__((vector_size(64), aligned(4)));
+typedef float vf __attribute__((vector_size(VW * 4), aligned(4)));
+typedef unsigned int vu __attribute__((vector_size(VW * 4), aligned(4)));
 
-inline v16 load(const float* p) { return *reinterpret_cast<const v16*>(p); }
-inline void store(float* p, v16 v) { *reinterpret_cast<v16*>(p) = v; }
+inline vf load(const float* p) { return *reinterpret_cast<const vf*>(p); }
+inline void store(float* p, vf v) { *reinterpret_cast<vf*>(p) = v; }
 
 // Round-to-nearest-even to bf16, kept as float bits; NaN stays a quiet NaN
 // (same rule as f32_to_bf16 in workloads/dtype.h).
-inline v16 round_bf16(v16 x) {
-  const u16v u = (u16v)x;
-  const u16v lsb = (u >> 16) & 1u;
-  const u16v rounded = (u + 0x7fffu + lsb) & 0xffff0000u;
-  const u16v nan = (u | 0x00400000u) & 0xffff0000u;
-  const u16v is_nan = (u16v)((u & 0x7fffffffu) > 0x7f800000u);
-  return (v16)((rounded & ~is_nan) | (nan & is_nan));
+inline vf round_bf16(vf x) {
+  const vu u = (vu)x;
+  const vu lsb = (u >> 16) & 1u;
+  const vu rounded = (u + 0x7fffu + lsb) & 0xffff0000u;
+  const vu nan = (u | 0x00400000u) & 0xffff0000u;
+  const vu is_nan = (vu)((u & 0x7fffffffu) > 0x7f800000u);
+  return (vf)((rounded & ~is_nan) | (nan & is_nan));
 }
 
 // Scalar twin of round_bf16, branch-free so packing loops vectorise.
@@ -57,36 +70,24 @@ inline float in_elem(const void* p, std::int64_t idx) {
 // w[MR][NR] (row stride ldw) (+)= ap[kc][MR] . bp[kc][NR]; rounds to bf16 at the end of
 // every `seg` k-values when round_seg.
 void micro_kernel(const float* ap, const float* bp, float* w, int ldw, int kc, int seg, bool load_acc, bool round_seg) {
-  v16 c[MR][2];
-  for (int r = 0; r < MR; ++r) {
-    if (load_acc) {
-      c[r][0] = load(w + r * ldw);
-      c[r][1] = load(w + r * ldw + 16);
-    } else {
-      c[r][0] = v16{};
-      c[r][1] = v16{};
-    }
-  }
+  vf c[MR][NV];
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) c[r][v] = load_acc ? load(w + r * ldw + v * VW) : vf{};
   for (int k0 = 0; k0 < kc; k0 += seg) {
     const int k1 = std::min(kc, k0 + seg);
     for (int kk = k0; kk < k1; ++kk) {
-      const v16 b0 = load(bp + kk * NR), b1 = load(bp + kk * NR + 16);
+      vf b[NV];
+      for (int v = 0; v < NV; ++v) b[v] = load(bp + kk * NR + v * VW);
       const float* a = ap + kk * MR;
-      for (int r = 0; r < MR; ++r) {
-        c[r][0] += a[r] * b0;
-        c[r][1] += a[r] * b1;
-      }
+      for (int r = 0; r < MR; ++r)
+        for (int v = 0; v < NV; ++v) c[r][v] += a[r] * b[v];
     }
     if (round_seg)
-      for (int r = 0; r < MR; ++r) {
-        c[r][0] = round_bf16(c[r][0]);
-        c[r][1] = round_bf16(c[r][1]);
-      }
+      for (int r = 0; r < MR; ++r)
+        for (int v = 0; v < NV; ++v) c[r][v] = round_bf16(c[r][v]);
   }
-  for (int r = 0; r < MR; ++r) {
-    store(w + r * ldw, c[r][0]);
-    store(w + r * ldw + 16, c[r][1]);
-  }
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) store(w + r * ldw + v * VW, c[r][v]);
 }
 
 template <DType IN>
