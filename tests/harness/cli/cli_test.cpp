@@ -258,6 +258,14 @@ long cpu_ticks(pid_t pid) {
   return utime + stime;
 }
 
+// Whether the process has a handler for SIGINT (bit 1 of SigCgt).
+bool catches_sigint(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("SigCgt:", 0) == 0) return (std::stoull(line.substr(7), nullptr, 16) >> (SIGINT - 1)) & 1;
+  return false;
+}
+
 // A Ctrl-C while the peak is measured, before the run's directory exists,
 // still ends in a partial report and exit 130 (the handler used to be
 // installed only when the run opened, so the signal killed the process).
@@ -275,14 +283,25 @@ TEST(Cli, InterruptDuringPeakStillLeavesAReport) {
           "--min-time", "0", "--min-reps", "1", "--idle", "0", "--power", "none", "--out", out.c_str(), (char*)nullptr);
     _exit(127);
   }
-  // The peak is the first thing that burns CPU: interrupt after 120 ms of CPU
-  // time, well past start-up (an instrumented binary spends tens of ms before
-  // main). Should the peak finish sooner, the run has opened and the same
-  // promise holds: exit 130 and an incomplete run.json.
+  // Interrupt once the process catches SIGINT and has then burnt 100 ms more
+  // of CPU, inside the peak. Counting CPU from exec instead sent the signal
+  // before the handler once in CI: a cold start (page faults of freshly linked
+  // libraries) had taken 120 ms of CPU before main. Should the peak finish
+  // sooner, the run has opened and the same promise holds: exit 130 and an
+  // incomplete run.json.
   const long hz = sysconf(_SC_CLK_TCK);
+  long handler_ticks = -1;
+  for (int i = 0; i < 5000 && handler_ticks < 0 && !fs::exists(d / "run" / "run.json"); ++i) {
+    if (catches_sigint(pid)) handler_ticks = cpu_ticks(pid);
+    else std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_GE(handler_ticks, 0) << "flopwatt never caught SIGINT before its run opened";
+  // The peak takes seconds of CPU; a handler installed only after it (as once,
+  // when the run opened) would be seen this late.
+  EXPECT_LT(handler_ticks, hz) << "SIGINT was caught only after a second of CPU time";
   for (int i = 0; i < 5000 && !fs::exists(d / "run" / "run.json"); ++i) {
     const long t = cpu_ticks(pid);
-    if (t < 0 || t * 1000 >= 120 * hz) break;
+    if (t < 0 || (t - handler_ticks) * 1000 >= 100 * hz) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   const bool before_run = !fs::exists(d / "run" / "run.json");
