@@ -18,9 +18,9 @@ void add_reason(WindowEnergy& w, const std::string& r) {
   w.why_low += (w.why_low.empty() ? "" : "; ") + r;
 }
 
-std::string fmt(const char* f, double a, double b = 0) {
+std::string fmt(const char* f, double a, double b = 0, double c = 0) {
   char buf[160];
-  std::snprintf(buf, sizeof buf, f, a, b);
+  std::snprintf(buf, sizeof buf, f, a, b, c);
   return buf;
 }
 
@@ -36,6 +36,10 @@ double value_at(const std::vector<Sample>& s, std::int64_t t) {
   if (b.t_ns == t || b.t_ns == a.t_ns) return b.value;
   const double f = double(t - a.t_ns) / double(b.t_ns - a.t_ns);
   return a.value + f * (b.value - a.value);
+}
+
+double min_trusted_window_s(double update_interval_s) {
+  return update_interval_s > 0 ? kMinUpdateIntervals * update_interval_s : 0;
 }
 
 double max_uncovered_s(const WindowRules& r) { return 2 * std::max(r.expected_spacing_s, r.update_interval_s); }
@@ -101,8 +105,9 @@ WindowEnergy integrate_window(const std::vector<Sample>& s, Kind kind, std::int6
   w.j = std::max(0.0, covered_energy_j(s, kind, a, b) * (dur / covered_s));
   w.avg_power_w = w.j / dur;
 
-  if (rules.update_interval_s > 0 && dur < 3 * rules.update_interval_s)
-    add_reason(w, fmt("window %.3g s < 3 x %.3g s update interval", dur, rules.update_interval_s));
+  if (dur < min_trusted_window_s(rules.update_interval_s))
+    add_reason(w, fmt("window %.3g s < %.0f x %.3g s update interval", dur, kMinUpdateIntervals,
+                      rules.update_interval_s));
 
   // The longest stretch between samples that the result depends on. A gauge
   // depends on every sample inside the window; a counter integrates in
@@ -121,7 +126,7 @@ WindowEnergy integrate_window(const std::vector<Sample>& s, Kind kind, std::int6
     add_reason(w, fmt("sampling gap %.0f ms > 2 x %.0f ms", double(gap) * 1e-6, rules.expected_spacing_s * 1e3));
 
   const double v0 = value_at(s, t0), v1 = value_at(s, t1);
-  if (kind == Kind::Counter && v1 == v0 && inside >= 2 && dur > 3 * rules.update_interval_s)
+  if (kind == Kind::Counter && v1 == v0 && inside >= 2 && dur > min_trusted_window_s(rules.update_interval_s))
     add_reason(w, fmt("counter did not change over the %.3g s window (stopped updating?)", dur));
   return w;
 }

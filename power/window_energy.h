@@ -25,6 +25,14 @@ struct WindowRules {
 // window"). Within it, the covered part's mean power stands for the window.
 double max_uncovered_s(const WindowRules& rules);
 
+// The span rule, the one place it lives: a window shorter than three of its
+// source's update intervals is low confidence, since a reading that changes
+// once an interval cannot place the window's edges closer than that. The run
+// lengthens its loops to this span and does not wait for a source's next
+// sample when the window falls short of it anyway. 0 when the interval is unknown.
+constexpr double kMinUpdateIntervals = 3;
+double min_trusted_window_s(double update_interval_s);
+
 // samples: sorted by t_ns. Never negative.
 WindowEnergy integrate_window(const std::vector<Sample>& samples, Kind kind, std::int64_t t0_ns,
                               std::int64_t t1_ns, const WindowRules& rules);

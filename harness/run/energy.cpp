@@ -15,6 +15,7 @@
 #include "power/headline.h"
 #include "power/net_energy.h"
 #include "power/supply_track.h"
+#include "power/window_energy.h"
 #include "workloads/error.h"
 
 namespace flopwatt {
@@ -41,14 +42,14 @@ std::vector<std::string> batteries_of(const std::string& id, const std::vector<s
 }
 
 // Whether a source's next sample past a window of `window_s` can still make a figure the rule may
-// quote: a window shorter than three of a gauge's update intervals is low confidence whatever
-// arrives (power/window_energy), so waiting up to two intervals of a slow gauge (a battery's
+// quote: a window shorter than power::min_trusted_window_s of a gauge is low confidence whatever
+// arrives, so waiting up to two intervals of a slow gauge (a battery's
 // seconds) only holds the window's end, as `measure -- true` was held 2.5 s and `--idle 1` over
 // 15 s on a laptop whose headline is a fast counter. The expected headline is waited for anyway:
 // without a sample past the end, a window between two of its samples is not covered at all.
 bool worth_waiting(const power::PowerSource& s, double window_s) {
   const double interval = s.kind() == power::Kind::Gauge ? s.update_interval_s() : 0;
-  return !(interval > 0 && window_s < 3 * interval);
+  return window_s >= power::min_trusted_window_s(interval);
 }
 
 constexpr int kIdleParts = 6;      // parts of the idle period, for its spread

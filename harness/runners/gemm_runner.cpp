@@ -9,6 +9,7 @@
 
 #include "cpu/backends.h"
 #include "harness/run/statistics.h"
+#include "power/window_energy.h"
 #include "workloads/verify.h"
 
 namespace flopwatt {
@@ -160,10 +161,10 @@ bool run_gemm_suite(const std::vector<Backend*>& backends, const GemmRunOptions&
   std::mt19937_64 rng(20250403);
 
   TimingOptions timing = o.timing;
-  // Gauges (battery, hwmon averages) update every 1-15 s: a window must span 3
-  // updates to be trusted, so lengthen the loop unless the user fixed it.
+  // Gauges (battery, hwmon averages) update every 1-15 s: lengthen the loop to
+  // the span power's rule trusts, unless the user fixed it.
   if (o.lengthen_for_gauges && meter.headline_gauge_interval_s() > 0)
-    timing.min_time_s = std::max(timing.min_time_s, 3.0 * meter.headline_gauge_interval_s());
+    timing.min_time_s = std::max(timing.min_time_s, power::min_trusted_window_s(meter.headline_gauge_interval_s()));
 
   for (const GemmShape& shape : o.shapes) {
     GemmDesc d = shape.desc;

@@ -60,6 +60,19 @@ TEST(WindowEnergy, ShortWindowForASlowGaugeIsLowConfidence) {
   EXPECT_FALSE(ok.low_confidence) << ok.why_low;
 }
 
+// The loops the run lengthens to min_trusted_window_s are exactly long enough
+// for the judgement: one rule, read by both.
+TEST(WindowEnergy, TheTrustedSpanIsTheOneTheJudgementUses) {
+  EXPECT_EQ(min_trusted_window_s(0), 0);
+  EXPECT_EQ(min_trusted_window_s(-1), 0);
+  std::vector<Sample> s;
+  for (int t = 0; t <= 6000; t += 250) s.push_back({t * kMs, 8.0});
+  const double span = min_trusted_window_s(1.0);
+  const auto end = std::int64_t(span * 1000) * kMs;
+  EXPECT_FALSE(integrate_window(s, Kind::Gauge, 0, end, {1.0, 0.25}).low_confidence);
+  EXPECT_TRUE(integrate_window(s, Kind::Gauge, 0, end - 10 * kMs, {1.0, 0.25}).low_confidence);
+}
+
 TEST(WindowEnergy, GaugeSamplingGapIsLowConfidence) {
   std::vector<Sample> s;
   for (int t = 0; t <= 1000; t += 10)
