@@ -16,6 +16,7 @@
 #include "power/source_base.h"
 #include "power/summed_source.h"
 #include "power/sysfs.h"
+#include "sysfs/permissions_fix.h"
 
 namespace flopwatt::power {
 
@@ -121,10 +122,12 @@ std::string msr_path(const std::string& root, int cpu) {
   return under_root(root, "/dev/cpu/" + std::to_string(cpu) + "/msr");
 }
 
-const char* kMsrFix =
-    "sudo modprobe msr (persist: echo msr | sudo tee /etc/modules-load.d/msr.conf); MSR reads also need "
-    "read access to /dev/cpu/*/msr and CAP_SYS_RAWIO: run as root, or sudo setcap cap_sys_rawio+ep "
-    "build/flopwatt with a group-readable node (see scripts/setup-permissions.sh --explain)";
+std::string msr_fix() {
+  return "sudo modprobe msr (persist: echo msr | sudo tee /etc/modules-load.d/msr.conf); MSR reads also need "
+         "read access to /dev/cpu/*/msr and CAP_SYS_RAWIO: run as root, or sudo setcap cap_sys_rawio+ep " +
+         sysfs::self_executable() + " with a group-readable node (see " + sysfs::setup_permissions_command() +
+         " --explain)";
+}
 
 }  // namespace
 
@@ -284,7 +287,7 @@ class MsrProbe {
     int err = 0;
     const int ufd = open_msr(first_cpu, err);
     if (ufd < 0) {
-      missing("rapl-msr:*-" + std::to_string(pkg), open_reason(first_cpu, err), kMsrFix);
+      missing("rapl-msr:*-" + std::to_string(pkg), open_reason(first_cpu, err), msr_fix());
       return;
     }
     std::uint64_t unit = 0;
@@ -331,7 +334,7 @@ class MsrProbe {
       cpu_list.push_back(first_cpu);
     }
     std::vector<int> fds;
-    std::string problem, fix = kMsrFix;
+    std::string problem, fix = msr_fix();
     bool all_zero = true;
     for (int c : cpu_list) {
       int err = 0;
@@ -400,7 +403,7 @@ class MsrProbe {
       d_.sources.push_back(make_summed_source(s.id, s.domain, std::move(parts)));
     } else {
       s.reason = problem;
-      s.fix = kMsrFix;
+      s.fix = msr_fix();
     }
     d_.status.push_back(std::move(s));
   }
@@ -431,7 +434,7 @@ void probe_msr_rapl(const std::string& root, Discovery& d, std::shared_ptr<MsrAc
   const std::vector<Cpu> cpus = list_cpus(root);
   const int h = access->open(cpus.front().cpu);
   if (h == -ENOENT || h == -ENXIO || h == -ENODEV) {
-    probe.missing("rapl-msr:*", "msr module not loaded (" + msr_path(root, cpus.front().cpu) + " missing)", kMsrFix);
+    probe.missing("rapl-msr:*", "msr module not loaded (" + msr_path(root, cpus.front().cpu) + " missing)", msr_fix());
     return;
   }
   if (h >= 0) access->close(h);

@@ -14,6 +14,7 @@
 #include "power/source_base.h"
 #include "power/summed_source.h"
 #include "power/sysfs.h"
+#include "sysfs/permissions_fix.h"
 
 namespace flopwatt::power {
 
@@ -149,8 +150,8 @@ std::string perf_open_reason(int err, const std::string& root, const std::string
 
 std::string perf_open_fix(int err) {
   if (err == EACCES || err == EPERM)
-    return "sudo sysctl kernel.perf_event_paranoid=0 (persist in /etc/sysctl.d/), or "
-           "sudo setcap cap_perfmon+ep build/flopwatt; see scripts/setup-permissions.sh --explain";
+    return "sudo sysctl kernel.perf_event_paranoid=0 (persist in /etc/sysctl.d/), or sudo setcap cap_perfmon+ep " +
+           sysfs::self_executable() + "; see " + sysfs::setup_permissions_command() + " --explain";
   return "check that the kernel's RAPL perf driver supports this CPU (dmesg | grep -i rapl)";
 }
 

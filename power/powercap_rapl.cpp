@@ -15,6 +15,7 @@
 #include "power/source_base.h"
 #include "power/summed_source.h"
 #include "power/sysfs.h"
+#include "sysfs/permissions_fix.h"
 
 namespace flopwatt::power {
 
@@ -139,8 +140,8 @@ std::string powercap_read_reason(int err, const std::string& path) {
 
 std::string powercap_read_fix(int err) {
   if (err == EACCES || err == EPERM)
-    return "sudo scripts/setup-permissions.sh (udev rule: group 'power' may read energy_uj), "
-           "then log in again; or run flopwatt as root";
+    return "sudo " + sysfs::setup_permissions_command() +
+           " (udev rule: group 'power' may read energy_uj), then log in again; or run flopwatt as root";
   return "check that the intel_rapl_common driver is loaded: sudo modprobe intel_rapl_msr";
 }
 

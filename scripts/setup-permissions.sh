@@ -11,6 +11,7 @@
 # Usage: sudo scripts/setup-permissions.sh [--dry-run] [--group NAME] [--user NAME]
 #        sudo scripts/setup-permissions.sh --uninstall [--dry-run]
 #        scripts/setup-permissions.sh --explain     (the perf and MSR alternatives)
+# Installed, and beside build/flopwatt, it is flopwatt-setup-permissions.
 set -euo pipefail
 
 GROUP=power
@@ -22,7 +23,7 @@ SYSFS=/sys/class/powercap
 
 ORIG_ARGS="$*"
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -45,6 +46,13 @@ fi
 explain() {
   local paranoid="unknown"
   [ -r /proc/sys/kernel/perf_event_paranoid ] && paranoid="$(cat /proc/sys/kernel/perf_event_paranoid)"
+  # The binary to grant: beside this script (installed, build tree), the checkout's build/, else on PATH.
+  local bin
+  local here
+  here="$(dirname "$(readlink -f "$0")")"
+  bin="$here/flopwatt"
+  [ -x "$bin" ] || bin="$here/../build/flopwatt"
+  [ -x "$bin" ] && bin="$(readlink -f "$bin")" || bin="$(command -v flopwatt || echo /usr/local/bin/flopwatt)"
   cat <<TXT
 Ways for a non-root user to get CPU energy readings (flopwatt tries all of them;
 \`flopwatt sources\` shows which one works and why the others do not):
@@ -58,7 +66,7 @@ Ways for a non-root user to get CPU energy readings (flopwatt tries all of them;
      sudo sysctl kernel.perf_event_paranoid=0
      echo 'kernel.perf_event_paranoid = 0' | sudo tee /etc/sysctl.d/90-flopwatt-perf.conf
    or, for the flopwatt binary only:
-     sudo setcap cap_perfmon+ep build/flopwatt
+     sudo setcap cap_perfmon+ep $bin
    (a lower paranoid level lets every user profile the whole system).
 
 3. MSR device (rapl-msr:*): load the msr module, then reading /dev/cpu/*/msr needs
@@ -66,7 +74,7 @@ Ways for a non-root user to get CPU energy readings (flopwatt tries all of them;
      sudo modprobe msr
      echo msr | sudo tee /etc/modules-load.d/msr.conf
      echo 'SUBSYSTEM=="msr", GROUP="$GROUP", MODE="0640"' | sudo tee /etc/udev/rules.d/70-flopwatt-msr.rules
-     sudo setcap cap_sys_rawio+ep build/flopwatt
+     sudo setcap cap_sys_rawio+ep $bin
    Raw MSR access is far more powerful than reading energy: prefer 1 or 2.
 
 After any group change, log out and in again (or run \`newgrp $GROUP\`).

@@ -82,8 +82,7 @@ XdnaDiscovery discover_xdna(const std::string& root, const NodeOpener& open) {
     if (!api) {
       if (err == EACCES || err == EPERM) {
         n.problem = fmt::format("permission denied opening {} read-write", n.path);
-        n.fix = "add your user to the group owning the node (usually 'render') or install a udev rule "
-                "(scripts/setup-permissions.sh), then log in again";
+        n.fix = "add your user to the group owning the node (usually 'render'), then log in again";
       } else {
         n.problem = fmt::format("cannot open {}: {}", n.path, std::strerror(err));
         n.fix = "check that the node belongs to a loaded driver (ls -l /dev/accel; dmesg | grep -i xdna)";

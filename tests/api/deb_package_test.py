@@ -55,7 +55,7 @@ try:
     check(not [f for f in files if f.startswith("/usr/local")], "nothing below /usr/local")
     check(not [f for f in files if re.match(r"/usr/lib/python3\.\d+/", f)],
           "no /usr/lib/python3.N/ (below /usr, Python only searches /usr/lib/python3/dist-packages)")
-    for want in ("/usr/bin/flopwatt", "/usr/include/flopwatt/meter.h", "/usr/include/flopwatt/benchmark.h",
+    for want in ("/usr/bin/flopwatt", "/usr/bin/flopwatt-setup-permissions", "/usr/include/flopwatt/meter.h", "/usr/include/flopwatt/benchmark.h",
                  "/usr/lib/cmake/flopwatt/flopwatt-config.cmake", "/usr/lib/pkgconfig/flopwatt.pc",
                  "/usr/share/man/man1/flopwatt.1", "/usr/share/bash-completion/completions/flopwatt"):
         check(want in files, f"ships {want}")

@@ -64,7 +64,7 @@ try:
 
     # What the install holds: programs, one versioned library, public headers only.
     libdir = "lib"
-    for f in ("bin/flopwatt", "include/flopwatt/meter.h", "include/flopwatt/benchmark.h",
+    for f in ("bin/flopwatt", "bin/flopwatt-setup-permissions", "include/flopwatt/meter.h", "include/flopwatt/benchmark.h",
               f"{libdir}/cmake/flopwatt/flopwatt-config.cmake", f"{libdir}/cmake/flopwatt/flopwatt-config-version.cmake",
               f"{libdir}/pkgconfig/flopwatt.pc", "share/flopwatt/npu/devices",
               "share/man/man1/flopwatt.1", "share/bash-completion/completions/flopwatt"):

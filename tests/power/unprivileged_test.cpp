@@ -31,7 +31,16 @@ TEST(Unprivileged, EnergyUjPermissionDeniedSaysWhyAndTheFix) {
   ASSERT_FALSE(line.empty()) << r.out;
   EXPECT_NE(line.find("\t0\tpackage"), std::string::npos) << line;  // unavailable
   EXPECT_NE(line.find("readable by root only"), std::string::npos) << line;
-  EXPECT_NE(line.find("scripts/setup-permissions.sh"), std::string::npos) << line;
+  // The probe was copied where no setup command sits beside it: the installed name.
+  EXPECT_NE(line.find("sudo flopwatt-setup-permissions ("), std::string::npos) << line;
+
+  // With the setup command beside the program (a build tree, a prefix off PATH), its full path.
+  t.write("flopwatt-setup-permissions", "#!/bin/sh\n");
+  ::chmod(t.path("flopwatt-setup-permissions").c_str(), 0755);
+  const CommandResult beside = run_command("setpriv --reuid=65534 --regid=65534 --clear-groups '" + probe +
+                                           "' --root '" + t.root() + "' 2>&1");
+  const std::string fix = probe_line(beside.out, "status", "rapl-powercap:package-0");
+  EXPECT_NE(fix.find("sudo " + t.root() + "/flopwatt-setup-permissions ("), std::string::npos) << fix;
 
   // Once readable (what the udev rule does for the group), the same user gets the source.
   ::chmod(t.path("sys/class/powercap/intel-rapl:0/energy_uj").c_str(), 0444);
