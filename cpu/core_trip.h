@@ -2,7 +2,7 @@
 // the time one cache line takes from one to the other and back. Tens of ns
 // when they share a cache, hundreds across chiplets or sockets. On a virtual
 // machine it changes as the hypervisor moves the vCPUs, and with it DRAM
-// bandwidth and what data written on one core costs the other (README,
+// bandwidth and what data written on one core costs the other (docs/performance.md,
 // "What a roof does not see"), so a run records it beside its figures.
 #pragma once
 #include <optional>

@@ -28,7 +28,7 @@ DeviceClass device_class_of_backend(const std::string& backend);
 // these domains from the driver and the device.
 bool domain_measures(const std::string& domain, DeviceClass device);
 
-// The physics bounds figure_usability applies, stated once (README quotes them).
+// The physics bounds figure_usability applies, stated once (docs/headline.md quotes them).
 // A laptop or desktop package, psys, battery or wall domain draws at least
 // this much while a workload runs: below it is a unit error (mW read as uW)
 // or a counter that barely moves (a VM's).
@@ -89,7 +89,7 @@ struct HeadlineChoice {
 HeadlineChoice choose_headline(const std::vector<HeadlineCandidate>& candidates,
                                const std::string& only_domain = {});
 
-// The rule as choose_headline applies it, for README and run.json.
+// The rule as choose_headline applies it, for docs/headline.md and run.json.
 const char* headline_rule_text();
 
 }  // namespace flopwatt::power

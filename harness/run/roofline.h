@@ -80,7 +80,7 @@ struct Ceilings {
 };
 
 // Probes further apart than this factor are taken for another placement:
-// on the 2-vCPU Zen 4 machine of README's "What a roof does not see" the
+// on the 2-vCPU Zen 4 machine of docs/performance.md's "What a roof does not see" the
 // two placements read 51-87 ns and 308-357 ns, and each kept within 1.7x.
 inline constexpr double kPlacementRatio = 2.0;
 // Whether two sets of round-trip probes can be one placement: either set is
