@@ -131,8 +131,11 @@ int do_show(const StoreArgs& a) {
     fmt::print("{}\n", to_json(lr.run).dump(2));
     return 0;
   }
-  fmt::print("tags: {}\n\n", join(s->tags(lr.run.run_id), ", "));
-  fmt::print("{}", report_format(a.format, "--format").render({lr}, ReportOptions{}));
+  const ReportFormat& f = report_format(a.format, "--format");
+  // CSV is the table alone, for a program to read; markdown says the run's tags first.
+  const auto tags = s->tags(lr.run.run_id);
+  if (a.format != "csv" && !tags.empty()) fmt::print("tags: {}\n\n", join(tags, ", "));
+  fmt::print("{}", f.render({lr}, ReportOptions{}));
   return 0;
 }
 

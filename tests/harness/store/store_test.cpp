@@ -786,3 +786,19 @@ TEST(Store, AFullDiskIsSaidAsSuchAndLosesNothingRecorded) {
   }
   fs::remove_all(d);
 }
+
+// `store show --format csv` is the table alone (it printed "tags:" and a blank
+// line above the header); markdown names the tags when the run has some.
+TEST(Store, ShowAsCsvIsPureCsvAndMarkdownNamesTags) {
+  const fs::path d = temp_dir("store", "show_csv");
+  const fs::path store = d / "s.sqlite3";
+  ASSERT_EQ(run_command_line(quick_run(d / "r", "--store " + store.string() + " --tag nightly")).code, 0);
+  auto r = run_command_line(kBin + " store show latest --format csv --store " + store.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("run,workload,op,", 0), 0u) << r.out;
+  EXPECT_EQ(lines(r.out), 2u) << r.out;  // header + the one GEMM row
+  r = run_command_line(kBin + " store show latest --store " + store.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("tags: nightly\n", 0), 0u) << r.out;
+  fs::remove_all(d);
+}
