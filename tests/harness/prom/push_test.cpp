@@ -1,16 +1,13 @@
 #include "harness/prom/push.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 
 #include "tests/harness/cli_support.h"
+#include "tests/harness/net_support.h"
 #include "workloads/error.h"
 
 using namespace flopwatt;
@@ -51,18 +48,11 @@ TEST(Push, GroupingKeyIsBase64SoAnyValueNamesOneGroup) {
 TEST(Push, AGatewayThatNeverAnswersCostsTheTimeoutAndAWarning) {
   // A listening socket nobody accepts on: the kernel completes the handshake,
   // the request is sent, and no answer ever comes.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(::listen(fd, 8), 0);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  flopwatt::testing::SilentServer gateway;
+  ASSERT_GT(gateway.port(), 0);
   flopwatt::Run run;
   run.run_id = "silent";
-  PushOptions o{"http://127.0.0.1:" + std::to_string(ntohs(a.sin_port)), 1.0};
+  PushOptions o{"http://127.0.0.1:" + std::to_string(gateway.port()), 1.0};
   char* text = nullptr;
   std::size_t size = 0;
   std::FILE* err = ::open_memstream(&text, &size);
@@ -72,7 +62,6 @@ TEST(Push, AGatewayThatNeverAnswersCostsTheTimeoutAndAWarning) {
   std::fclose(err);
   const std::string warning(text, size);
   std::free(text);
-  ::close(fd);
   EXPECT_GE(took, 0.9);
   EXPECT_LT(took, 3.0) << "the push outlived its stated timeout";
   EXPECT_NE(warning.find("warning: run silent not pushed to --pushgateway http://127.0.0.1:"), std::string::npos) << warning;
@@ -81,19 +70,13 @@ TEST(Push, AGatewayThatNeverAnswersCostsTheTimeoutAndAWarning) {
 
 TEST(Push, MeasureWithAGatewayDownKeepsTheRunAndItsStatus) {
   // A port nobody listens on: connection refused at once.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
+  const int port = flopwatt::testing::free_loopback_port();
+  ASSERT_GT(port, 0);
   const auto dir = flopwatt::testing::temp_dir("prom", "measure");
   const std::string store = (dir / "store.sqlite3").string();
   const auto r = flopwatt::testing::run_command_line(
       std::string(FLOPWATT_BINARY) + " measure --power none --store " + store + " --out " + (dir / "run").string() +
-      " --pushgateway http://127.0.0.1:" + std::to_string(ntohs(a.sin_port)) + " -- true");
+      " --pushgateway http://127.0.0.1:" + std::to_string(port) + " -- true");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("not pushed to --pushgateway"), std::string::npos) << r.err;
   EXPECT_TRUE(std::filesystem::exists(dir / "run/run.json"));

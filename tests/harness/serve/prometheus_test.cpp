@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/harness/cli_support.h"
+#include "tests/harness/net_support.h"
 
 namespace fs = std::filesystem;
 using flopwatt::testing::run_command_line;
@@ -75,18 +76,6 @@ class Child {
  private:
   pid_t pid_ = -1;
 };
-
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 std::size_t append(char* p, std::size_t size, std::size_t n, void* out) {
   static_cast<std::string*>(out)->append(p, size * n);
@@ -194,7 +183,7 @@ TEST(Prometheus, ScrapesServeAtTheFixturePowerAcrossWrapsAndSeesThePushedRun) {
   Child fake({kFakePower, (dir / "root").string(), "120", "intel-rapl:0=20"}, dir / "fake.log");
 
   // The gateway, and a run that pushes to it.
-  const int gw = free_port();
+  const int gw = flopwatt::testing::free_loopback_port();
   Child gateway(cat(as_nobody(), {(kPromBin / "prometheus-pushgateway").string(),
                                   "--web.listen-address=127.0.0.1:" + std::to_string(gw)}),
                 dir / "gateway.log");
@@ -223,7 +212,7 @@ TEST(Prometheus, ScrapesServeAtTheFixturePowerAcrossWrapsAndSeesThePushedRun) {
   }
   ASSERT_GT(serve_port, 0) << slurp(dir / "serve.log");
 
-  const int prom = free_port();
+  const int prom = flopwatt::testing::free_loopback_port();
   std::ofstream(dir / "prometheus.yml") << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
                                         << "scrape_configs:\n"
                                         << "  - job_name: flopwatt_serve\n    static_configs:\n      - targets: ['127.0.0.1:"

@@ -21,6 +21,7 @@
 
 #include "harness/store/db.h"
 #include "tests/harness/cli_support.h"
+#include "tests/harness/net_support.h"
 
 namespace fs = std::filesystem;
 using flopwatt::testing::run_command_line;
@@ -32,40 +33,7 @@ namespace {
 
 const std::string kBin = FLOPWATT_BINARY;
 
-// A TCP port on 127.0.0.1 that takes connections and never says a word.
-class SilentServer {
- public:
-  SilentServer() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), len) != 0 || ::listen(fd_, 64) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-      port_ = -1;
-    else
-      port_ = ntohs(a.sin_port);
-  }
-  ~SilentServer() {
-    for (int c : accepted_) ::close(c);
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int port() const { return port_; }
-  // Waits up to `within` for a client to connect, keeps the connection open; false when none came.
-  bool accept_one(std::chrono::milliseconds within) {
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(within.count())) != 1) return false;
-    const int c = ::accept(fd_, nullptr, nullptr);
-    if (c < 0) return false;
-    accepted_.push_back(c);
-    return true;
-  }
-
- private:
-  int fd_ = -1, port_ = -1;
-  std::vector<int> accepted_;
-};
+using flopwatt::testing::SilentServer;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
