@@ -2,6 +2,7 @@
 // A command's callback sets exit_code; errors are thrown (InputError -> exit 2).
 #pragma once
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -18,6 +19,10 @@ void add_run_common_options(CLI::App* cmd, RunCommonOptions& o);
 void finalize_run_common_options(CLI::App* cmd, RunCommonOptions& o);
 // Keeps the command line for run.json (context.command_line), passwords masked; main() calls it first.
 void set_command_line(int argc, char** argv);
+// Copies of the arguments for the parser, then the password of any connection
+// string among them overwritten in the process's own argv, which other users
+// read in /proc/PID/cmdline (ps) for as long as the command runs.
+std::vector<std::string> hide_passwords_from_ps(int argc, char** argv);
 // --store and --no-store, for the commands that record a run.
 void add_store_options(CLI::App* cmd, std::string& store, bool& no_store);
 // --store alone, for the commands that only read the store (no run of theirs to record).

@@ -15,6 +15,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   CliState st;
   set_command_line(argc, argv);
+  std::vector<std::string> args = hide_passwords_from_ps(argc, argv);
+  std::vector<char*> kept_argv;
+  for (auto& a : args) kept_argv.push_back(a.data());
+  kept_argv.push_back(nullptr);
+  argv = kept_argv.data();
   auto* run = app.add_subcommand("run", "Run a workload and write a report");
   run->require_subcommand(1);
   register_run_gemm(*run, st);

@@ -21,16 +21,36 @@ std::string g_command_line;
 
 }  // namespace
 
+namespace {
+
+// An argument without the password a connection string in it may carry, as
+// the argument itself or an --option=VALUE, whatever form libpq took it in.
+std::string masked_arg(const std::string& raw) {
+  const auto eq = raw.find('=');
+  if (raw.rfind("--", 0) == 0 && eq != std::string::npos) return raw.substr(0, eq + 1) + store::masked(raw.substr(eq + 1));
+  return store::masked(raw);
+}
+
+}  // namespace
+
+std::vector<std::string> hide_passwords_from_ps(int argc, char** argv) {
+  std::vector<std::string> kept(argv, argv + argc);
+  for (int i = 1; i < argc; ++i) {
+    const std::string m = masked_arg(kept[i]);
+    if (m == kept[i]) continue;
+    // The argument's own bytes are what /proc/PID/cmdline and ps show: the
+    // masked text, cut to their length (it never holds the password), then spaces.
+    const std::size_t n = kept[i].size();
+    for (std::size_t k = 0; k < n; ++k) argv[i][k] = k < m.size() ? m[k] : ' ';
+  }
+  return kept;
+}
+
 void set_command_line(int argc, char** argv) {
   std::string line = "flopwatt";
   for (int i = 1; i < argc; ++i) {
-    // A connection string may carry a password, as an argument or an
-    // --option=VALUE: it never reaches run.json, whatever form libpq took it in.
-    std::string raw = argv[i];
-    const auto eq = raw.find('=');
-    if (raw.rfind("--", 0) == 0 && eq != std::string::npos) raw = raw.substr(0, eq + 1) + store::masked(raw.substr(eq + 1));
-    else raw = store::masked(raw);
-    const std::string arg = store::clean_text(raw);
+    // A password never reaches run.json.
+    const std::string arg = store::clean_text(masked_arg(argv[i]));
     const bool plain = !arg.empty() && arg.find_first_of(" \t'\"\\$;&|<>()*?") == std::string::npos;
     line += ' ';
     if (plain) {

@@ -126,3 +126,34 @@ TEST(DbPostgres, RunWithASilentServerKeepsTheRunLocallyAndSigtermEndsTheWait) {
   EXPECT_EQ(std::count(ls.out.begin(), ls.out.end(), '\n'), 2) << ls.out;
   fs::remove_all(d);
 }
+
+// A password typed on the command line is in /proc/PID/cmdline, which every
+// user reads (ps), for as long as the command runs: flopwatt overwrites it in
+// its own argv before it connects. Each form libpq takes is checked while the
+// command waits on a server that never answers.
+TEST(DbPostgres, APasswordOnTheCommandLineIsNotShownToOtherUsers) {
+  SilentServer server;
+  ASSERT_GT(server.port(), 0);
+  const std::string uri = fmt::format("postgresql://u:s3cretpw@127.0.0.1:{}/x", server.port());
+  const std::string kv = fmt::format("host=127.0.0.1 port={} user=u password=s3cretpw dbname=x", server.port());
+  for (const std::string& args : {"store ls --store '" + uri + "'", "store ls '--store=" + uri + "'",
+                                  "store ls --store '" + kv + "'"}) {
+    SCOPED_TRACE(args);
+    const std::string cmd = "PGCONNECT_TIMEOUT=5 exec " + kBin + " " + args + " >/dev/null 2>&1";
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    // Connected: the arguments were parsed, and hidden before that.
+    const bool connected = server.accept_one(std::chrono::seconds(10));
+    const std::string cmdline = slurp("/proc/" + std::to_string(pid) + "/cmdline");
+    ::kill(pid, SIGTERM);
+    ::waitpid(pid, nullptr, 0);
+    ASSERT_TRUE(connected);
+    EXPECT_NE(cmdline.find("store"), std::string::npos) << cmdline;
+    EXPECT_EQ(cmdline.find("s3cretpw"), std::string::npos) << cmdline;
+    EXPECT_NE(cmdline.find("127.0.0.1"), std::string::npos) << "the rest of the spec stays readable: " << cmdline;
+  }
+}
