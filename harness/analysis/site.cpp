@@ -60,6 +60,11 @@ class SiteDir {
     dir(sub).replace(name, text);
     ++st_.written;
   }
+  void remove(const std::string& sub, const std::string& name) {
+    if (!exists(sub, name)) return;
+    dir(sub).remove(name);
+    ++st_.removed;
+  }
   bool exists(const std::string& sub, const std::string& name) const {
     std::error_code ec;
     return fs::is_regular_file(fs::path(root_) / sub / name, ec);
@@ -248,13 +253,24 @@ SiteStats build_site(store::Store& s, const SiteOptions& o, const ChartJs& chart
   st.runs = runs.size();
   // The manifest: which run pages exist and which page generator made them.
   const std::string generator = fmt::format("run-page-{} chart.js-{}", kRunPageVersion, chart.version);
-  json manifest = {{"generator", generator}, {"runs", json::object()}};
+  json manifest = {{"generator", generator}, {"runs", json::object()}, {"series", json::array()}};
+  json old;
   {
     std::ifstream f(fs::path(o.out) / "site.json");
-    json old = f ? json::parse(f, nullptr, false) : json();
+    old = f ? json::parse(f, nullptr, false) : json();
     if (old.is_object() && old.value("generator", "") == generator && old.contains("runs") && old["runs"].is_object())
       manifest["runs"] = old["runs"];
   }
+  // A run deleted from the store loses its page: the site shows what the store holds.
+  // Only pages an earlier build recorded are removed, whatever its generator.
+  std::set<std::string> in_store;
+  for (const auto& r : runs) in_store.insert(r.run_id);
+  if (old.is_object() && old.contains("runs") && old["runs"].is_object())
+    for (const auto& [id, page] : old["runs"].items())
+      if (!in_store.count(id) && page.is_string()) {
+        site.remove("runs", fs::path(page.get<std::string>()).filename().string());
+        manifest["runs"].erase(id);
+      }
   for (const auto& r : runs) {
     const std::string page = site_run_page(r.run_id);
     const std::string name = fs::path(page).filename().string();
@@ -274,7 +290,15 @@ SiteStats build_site(store::Store& s, const SiteOptions& o, const ChartJs& chart
   store::History keep[2];
   const auto series = collect_series(s, o.threshold, keep);
   st.series = series.size();
-  for (const auto& [key, x] : series) site.put("series", x.slug + ".html", series_page(x, o.threshold));
+  std::set<std::string> slugs;
+  for (const auto& [key, x] : series) {
+    site.put("series", x.slug + ".html", series_page(x, o.threshold));
+    slugs.insert(x.slug);
+    manifest["series"].push_back(x.slug);
+  }
+  if (old.is_object() && old.contains("series") && old["series"].is_array())
+    for (const auto& slug : old["series"])
+      if (slug.is_string() && !slugs.count(slug.get<std::string>())) site.remove("series", slug.get<std::string>() + ".html");
   site.put("", "index.html", index_page(runs, series, st));
   site.put("", "site.json", manifest.dump(1) + "\n");
   return st;

@@ -25,6 +25,7 @@ struct SiteStats {
   std::size_t runs = 0, series = 0, machines = 0;
   std::size_t written = 0;    // files whose bytes changed
   std::size_t unchanged = 0;  // files rendered or kept and left as they were
+  std::size_t removed = 0;    // pages of runs and series no longer in the store
 };
 
 // Throws InputError naming --out when the directory cannot be written.

@@ -27,9 +27,9 @@ int run_site(const SiteArgs& a) {
   auto s = store::Store::open(store::resolve(a.store), false);
   const SiteStats st = build_site(*s, SiteOptions{a.out, a.threshold_pct / 100}, chart);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  fmt::print("site {}: {} run(s), {} series on {} machine(s); {} file(s) written, {} unchanged ({:.1f} s). Open "
+  fmt::print("site {}: {} run(s), {} series on {} machine(s); {} file(s) written, {} unchanged, {} removed ({:.1f} s). Open "
              "{}/index.html, or publish the folder (python3 -m http.server -d {})\n",
-             a.out, st.runs, st.series, st.machines, st.written, st.unchanged, secs, a.out, a.out);
+             a.out, st.runs, st.series, st.machines, st.written, st.unchanged, st.removed, secs, a.out, a.out);
   return 0;
 }
 

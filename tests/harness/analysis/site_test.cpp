@@ -127,5 +127,34 @@ TEST_F(site, RebuildWritesOnlyWhatChanged) {
   EXPECT_EQ(again.written, 0u);
 }
 
+// The site shows what the store holds: a run gone from it (the site rebuilt
+// from a store without it) loses its page, and a series with no runs left
+// loses its page too; files the site never made are left alone.
+TEST_F(site, RunsGoneFromTheStoreLoseTheirPages) {
+  for (int i = 1; i <= 3; ++i)
+    ASSERT_TRUE(s->record(testing::variant(fmt::format("r0{}", i), fmt::format("2026-01-0{}T00:00:00Z", i)), {}));
+  build_site(*s, SiteOptions{out.string(), 0.05}, chart);
+  ASSERT_TRUE(fs::exists(out / "runs/r02.html"));
+  std::set<std::string> series_before;
+  for (const auto& e : fs::directory_iterator(out / "series")) series_before.insert(e.path().filename().string());
+  ASSERT_FALSE(series_before.empty());
+  { std::ofstream(out / "runs/notes.html") << "a user's own file\n"; }
+
+  auto smaller = store::Store::open(store::Target{(dir / "smaller.sqlite3").string(), "--store", false});
+  flopwatt::Run r = testing::variant("r01", "2026-01-01T00:00:00Z");
+  r.measurements.resize(1);  // one series of the three runs' many
+  ASSERT_TRUE(smaller->record(r, {}));
+  const SiteStats st = build_site(*smaller, SiteOptions{out.string(), 0.05}, chart);
+  EXPECT_TRUE(fs::exists(out / "runs/r01.html"));
+  EXPECT_FALSE(fs::exists(out / "runs/r02.html"));
+  EXPECT_FALSE(fs::exists(out / "runs/r03.html"));
+  EXPECT_TRUE(fs::exists(out / "runs/notes.html"));
+  std::size_t series_after = 0;
+  for (const auto& e : fs::directory_iterator(out / "series")) series_after += e.path().extension() == ".html";
+  EXPECT_EQ(series_after, 1u);
+  EXPECT_EQ(st.removed, 2 + series_before.size() - 1);
+  EXPECT_EQ(read(out / "index.html").find("r02"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace flopwatt
