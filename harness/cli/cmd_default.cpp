@@ -25,7 +25,6 @@ struct DefaultArgs {
 int run_default(CLI::App* cmd, DefaultArgs& a) {
   finalize_run_common_options(cmd, a.gemm.common);
   if (cmd->count("--backend") == 0) a.gemm.backends = "available";
-  a.gemm.shapes = "gpt2-124m";
   // The GPT-2 flags are checked before the GEMMs run, so a typo costs nothing.
   if (a.gpt2_steps < 0)
     throw InputError("--gpt2-steps " + std::to_string(a.gpt2_steps), "must be >= 0",
@@ -81,6 +80,9 @@ void register_run_default(CLI::App& run, CliState& st) {
   cmd->add_option("--backend", a->gemm.backends,
                   "GEMM backends: B[,B..], 'available' or 'all' (default available; the GPT-2 run uses the "
                   "default GEMM backend)");
+  cmd->add_option("--shapes", a->gemm.shapes,
+                  "GEMM shapes: gpt2-124m | square | M,N,K[,NN|NT|TN|TT][;M,N,K..] (default gpt2-124m, GPT-2 124M's "
+                  "GEMMs at B=4, T=64)");
   cmd->add_option("--counters", a->gemm.counters, kCountersHelp);
   add_run_common_options(cmd, a->gemm.common);
   cmd->callback([cmd, a, &st] { st.exit_code = run_default(cmd, *a); });

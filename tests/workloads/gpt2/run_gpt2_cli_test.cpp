@@ -328,7 +328,7 @@ TEST_F(RunGpt2Cli, PerOpEnergiesAddUpToTheStepEnergy) {
   // A powercap tree whose package counter advances at a constant 15 W.
   fs::copy(std::string(FLOPWATT_TEST_FIXTURES) + "/power/laptop", path("fx"), fs::copy_options::recursive);
   const std::string fake = std::string(FLOPWATT_FAKE_POWER) + " " + path("fx") +
-                           " 12 intel-rapl:0=15 intel-rapl:0:0=9 >/dev/null 2>&1 & echo $! >" + path("writer.pid");
+                           " 120 intel-rapl:0=15 intel-rapl:0:0=9 >/dev/null 2>&1 & echo $! >" + path("writer.pid");
   ASSERT_EQ(std::system(fake.c_str()), 0);
   // Start measuring once the writer runs: its first write changes the counter.
   const std::string counter = path("fx") + "/sys/class/powercap/intel-rapl:0/energy_uj";
