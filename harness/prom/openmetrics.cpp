@@ -76,9 +76,13 @@ void write_family(std::ostringstream& out, const prometheus::MetricFamily& f) {
   if (const std::string u = unit_of(name); !u.empty()) out << "# UNIT " << name << ' ' << u << '\n';
   if (!f.help.empty()) out << "# HELP " << name << ' ' << escaped(f.help, false) << '\n';
   for (const auto& m : f.metric) {
+    // A sample stamped with when it was read (OpenMetrics: seconds since the epoch).
+    const std::string stamp = m.timestamp_ms ? fmt::format(" {}.{:03d}", m.timestamp_ms / 1000, int(m.timestamp_ms % 1000)) : "";
     switch (f.type) {
-      case prometheus::MetricType::Counter: out << name << suffix << labels_text(m) << ' ' << number(m.counter.value) << '\n'; break;
-      case prometheus::MetricType::Gauge: out << name << suffix << labels_text(m) << ' ' << number(m.gauge.value) << '\n'; break;
+      case prometheus::MetricType::Counter:
+        out << name << suffix << labels_text(m) << ' ' << number(m.counter.value) << stamp << '\n';
+        break;
+      case prometheus::MetricType::Gauge: out << name << suffix << labels_text(m) << ' ' << number(m.gauge.value) << stamp << '\n'; break;
       case prometheus::MetricType::Histogram: {
         for (const auto& b : m.histogram.bucket)
           if (!std::isinf(b.upper_bound))

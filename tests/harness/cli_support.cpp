@@ -1,7 +1,5 @@
 #include "tests/harness/cli_support.h"
 
-#include <pthread.h>
-#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -53,12 +51,6 @@ CommandResult run_command_line(const std::string& cmdline) {
   CommandResult r{WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(d / "out"), slurp(d / "err")};
   fs::remove_all(d);
   return r;
-}
-
-bool prefer_realtime_thread() {
-  sched_param prio{};
-  prio.sched_priority = sched_get_priority_min(SCHED_FIFO) + 1;
-  return pthread_setschedparam(pthread_self(), SCHED_FIFO, &prio) == 0;
 }
 
 }  // namespace flopwatt::testing

@@ -21,10 +21,4 @@ std::filesystem::path temp_dir(const std::string& suite, const std::string& tag)
 // Runs a shell command line with stdin from /dev/null, capturing stdout and stderr.
 CommandResult run_command_line(const std::string& cmdline);
 
-// For a thread that plays hardware (a counter a fake machine advances): asks
-// for a real-time priority (SCHED_FIFO, root or CAP_SYS_NICE) so that a busy
-// machine cannot leave the counter stale while the code under test reads it.
-// False when refused: the thread goes on as an ordinary one.
-bool prefer_realtime_thread();
-
 }  // namespace flopwatt::testing

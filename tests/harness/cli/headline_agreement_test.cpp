@@ -167,9 +167,6 @@ class FakeMachine {
     int fd = -1;
   };
   void loop() {
-    // Under load an ordinary writer fell behind by most of a 0.5 s window
-    // (two-packages read 1.2 W of 90 W in CI beside a build).
-    flopwatt::testing::prefer_realtime_thread();
     using clk = std::chrono::steady_clock;
     const auto t0 = clk::now();
     auto last_check = t0;
