@@ -42,7 +42,6 @@ std::string label(const prometheus::ClientMetric& m, const std::string& name) {
   return "<absent>";
 }
 
-double seconds_now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 std::unique_ptr<Exporter> exporter_over(const FixtureTree& t) {
   ExporterOptions o;
@@ -56,11 +55,12 @@ std::unique_ptr<Exporter> exporter_over(const FixtureTree& t) {
   return e;
 }
 
-double energy_of(Exporter& e) {
+// The energy total and the time its sample was read (ms since the epoch), or -1.
+std::pair<double, std::int64_t> stamped_energy_of(Exporter& e) {
   const auto fs = e.collect();
   const auto* f = find(fs, "flopwatt_source_energy_joules_total");
-  if (!f || f->metric.size() != 1) return -1;
-  return f->metric[0].counter.value;
+  if (!f || f->metric.size() != 1) return {-1, 0};
+  return {f->metric[0].counter.value, f->metric[0].timestamp_ms};
 }
 
 }  // namespace
@@ -75,16 +75,24 @@ TEST(Exporter, EnergyCounterMonotonicAcrossWrapsAtTheFixturePower) {
     FakeCounter fake(t, "sys/class/powercap/intel-rapl:0/energy_uj", 20.0, max_uj, 19'500'000);
     auto e = exporter_over(t);
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    const double t0 = seconds_now(), e0 = energy_of(*e);
+    // Over the stamps the exporter gives each total (the time its sample was
+    // read), as Prometheus takes them: a sampler held up between two collects
+    // must not read as lost energy.
+    const auto [e0, s0] = stamped_energy_of(*e);
     ASSERT_GE(e0, 0) << "no energy series for the fixture's zone";
+    ASSERT_GT(s0, 0) << "the total carries no timestamp";
     double prev = e0;
+    std::int64_t last = s0;
     for (int i = 0; i < 10; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
-      const double v = energy_of(*e);
+      const auto [v, stamp] = stamped_energy_of(*e);
       EXPECT_GE(v, prev) << "the counter went down (a wrap not undone)";
+      EXPECT_GE(stamp, last) << "a stamp went back";
       prev = v;
+      last = stamp;
     }
-    const double watts = (prev - e0) / (seconds_now() - t0);
+    ASSERT_GT(last, s0) << "no sample read in 2.5 s";
+    const double watts = (prev - e0) / (double(last - s0) * 1e-3);
     std::printf("[ measured ] exporter counter rate %.3f W over 2.5 s (fixture 20 W, wrapping every 1 s)\n", watts);
     best = std::min(best, std::abs(watts - 20.0) / 20.0);
   }
