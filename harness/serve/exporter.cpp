@@ -50,7 +50,12 @@ std::string why_label(const std::string& why) {
 
 }  // namespace
 
-Exporter::Exporter(const ExporterOptions& o) : opts_(o) {
+Exporter::Exporter(const ExporterOptions& o)
+    : opts_(o),
+      wall_minus_mono_ms_(std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count() -
+                          EnergyMeter::now_ns() / 1000000) {
   opts_.power.sysfs_root = resolve_sysfs_root(opts_.power.sysfs_root);
   meter_ = std::make_unique<EnergyMeter>(opts_.power);
   supply_ = std::make_unique<power::SupplyMonitor>(opts_.power.sysfs_root, kSupplyPollS);
@@ -203,14 +208,11 @@ std::vector<prometheus::MetricFamily> Exporter::collect() {
   // it is scraped: a sampler held up for a second would otherwise shift the
   // counter against Prometheus' clock, and rate() over 10 s read 14-21 W of a
   // 20 W fixture.
-  const double mono_now_s = double(EnergyMeter::now_ns()) * 1e-9;
-  const std::int64_t wall_now_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   for (const Track& t : tracks_) {
     const prom::Labels l{{"source", t.id}, {"domain", t.domain}, {"device", t.device}};
     prom::add_value(energy, l, t.total_j);
     if (t.last_t_s && !energy.metric.empty())
-      energy.metric.back().timestamp_ms = wall_now_ms - std::int64_t((mono_now_s - *t.last_t_s) * 1000);
+      energy.metric.back().timestamp_ms = wall_minus_mono_ms_ + std::int64_t(*t.last_t_s * 1000);
     std::string confidence = "unknown", why = "no window judged yet";
     if (auto it = judged_.figures.find(t.id); it != judged_.figures.end()) {
       prom::add_value(power, l, it->second.avg_power_w);

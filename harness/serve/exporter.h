@@ -88,6 +88,9 @@ class Exporter {
   std::unique_ptr<store::Store> store_;
   std::optional<bool> store_ok_;
   std::int64_t last_tick_ns_ = 0;
+  // Wall-clock ms minus monotonic ms, taken once: stamps from one offset keep the
+  // samples' order (recomputed per scrape, two clock reads jittered a stamp 1 ms back).
+  std::int64_t wall_minus_mono_ms_ = 0;
 
   std::mutex wake_mu_;
   std::condition_variable wake_;
