@@ -180,7 +180,8 @@ TEST(Prometheus, ScrapesServeAtTheFixturePowerAcrossWrapsAndSeesThePushedRun) {
   if (::geteuid() == 0) {
     ASSERT_EQ(run_command_line("chown -R nobody " + (dir / "tsdb").string()).code, 0);
   }
-  Child fake({kFakePower, (dir / "root").string(), "120", "intel-rapl:0=20"}, dir / "fake.log");
+  Child fake({"/usr/bin/env", "FLOPWATT_FAKE_POWER_ORDINARY=1", kFakePower, (dir / "root").string(), "120", "intel-rapl:0=20"},
+             dir / "fake.log");
 
   // The gateway, and a run that pushes to it.
   const int gw = flopwatt::testing::free_loopback_port();
