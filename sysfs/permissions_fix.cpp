@@ -14,9 +14,8 @@ std::string self_executable() {
 }
 
 std::string setup_permissions_command() {
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
+  const std::filesystem::path exe = self_executable();
+  if (exe.has_parent_path()) {  // not the bare fallback name
     const auto beside = exe.parent_path() / kSetupPermissions;
     if (::access(beside.c_str(), X_OK) == 0) return beside.string();
   }
