@@ -35,6 +35,17 @@ const std::string kBin = FLOPWATT_BINARY;
 
 using flopwatt::testing::SilentServer;
 
+// `sh -c cmd` as a child, its pid (-1 when fork failed); with `exec` in cmd the
+// pid is the command's own.
+pid_t start_shell(const std::string& cmd) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return pid;
+}
+
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 }  // namespace
@@ -95,12 +106,8 @@ TEST(DbPostgres, RunWithASilentServerKeepsTheRunLocallyAndSigtermEndsTheWait) {
                           " run gemm --backend cpu:reference --shapes 48,40,32 --min-time 0.005 --min-reps 3 --idle 0 "
                           "--no-peak --power none --out " + (d / "r").string() + " --store '" + url + "' >" +
                           (d / "out").string() + " 2>" + (d / "err").string();
-  const pid_t pid = ::fork();
+  const pid_t pid = start_shell(cmd);
   ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
   // The run measures, then connects to the store: the connection arrives once measuring is done.
   const bool connected = server.accept_one(std::chrono::seconds(60));
   EXPECT_TRUE(connected) << slurp(d / "err");
@@ -140,12 +147,8 @@ TEST(DbPostgres, APasswordOnTheCommandLineIsNotShownToOtherUsers) {
                                   "store ls --store '" + kv + "'"}) {
     SCOPED_TRACE(args);
     const std::string cmd = "PGCONNECT_TIMEOUT=5 exec " + kBin + " " + args + " >/dev/null 2>&1";
-    const pid_t pid = ::fork();
+    const pid_t pid = start_shell(cmd);
     ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
     // Connected: the arguments were parsed, and hidden before that.
     const bool connected = server.accept_one(std::chrono::seconds(10));
     const std::string cmdline = slurp("/proc/" + std::to_string(pid) + "/cmdline");
