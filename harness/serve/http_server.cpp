@@ -3,6 +3,8 @@
 #include <civetweb.h>
 
 #include <mutex>
+#include <system_error>
+#include <thread>
 
 #include <fmt/core.h>
 
@@ -47,11 +49,24 @@ int HttpServer::on_request(mg_connection* conn) {
   req.path = info->local_uri ? info->local_uri : "";
   req.accept = mg_get_header(conn, "Accept");
   HttpResponse r;
+  // Debian's civetweb gives its workers 100 KiB stacks (built with
+  // USE_STACK_SIZE); the handler reads the sampler and the results store
+  // (SQLite, libpq), and under AddressSanitizer overflowed that on the first
+  // scrape. So it runs on a thread with the system's default stack, and
+  // civetweb's pool still bounds how many run at once.
   try {
-    r = self->handler_(req);
-  } catch (const std::exception& e) {
-    r.status = 500;
-    r.body = fmt::format("internal error: {}\n", e.what());
+    std::thread worker([&] {
+      try {
+        r = self->handler_(req);
+      } catch (const std::exception& e) {
+        r.status = 500;
+        r.body = fmt::format("internal error: {}\n", e.what());
+      }
+    });
+    worker.join();
+  } catch (const std::system_error& e) {
+    r.status = 503;
+    r.body = fmt::format("no thread for the request: {}\n", e.what());
   }
   // One request per connection: a scraper's thread is freed as soon as its answer is written.
   std::string head = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n", r.status,

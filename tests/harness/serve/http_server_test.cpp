@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -80,6 +81,25 @@ TEST(HttpServer, AnswersEveryRequestThroughTheHandler) {
   EXPECT_NE(got.find("Connection: close\r\n"), std::string::npos) << got;
   EXPECT_NE(got.find("\r\n\r\nGET /metrics text/plain"), std::string::npos) << got;
   EXPECT_EQ(s.calls.load(), 1);
+}
+
+// The handler reads the sampler and the results store; on the 100 KiB stacks
+// of Debian's civetweb workers that overflowed under AddressSanitizer.
+TEST(HttpServer, TheHandlerHasAStackOfAtLeastOneMebibyte) {
+  std::atomic<std::size_t> stack{0};
+  HttpServer server("127.0.0.1:0", HttpLimits{}, [&](const HttpRequest&) {
+    pthread_attr_t a;
+    std::size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &a) == 0) {
+      pthread_attr_getstacksize(&a, &size);
+      pthread_attr_destroy(&a);
+    }
+    stack = size;
+    return HttpResponse{};
+  });
+  const std::string got = exchange(server.port(), "GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n");
+  EXPECT_EQ(got.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << got;
+  EXPECT_GE(stack.load(), std::size_t(1) << 20);
 }
 
 TEST(HttpServer, OversizedRequestNeverReachesTheHandler) {
