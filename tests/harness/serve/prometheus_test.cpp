@@ -8,13 +8,9 @@
 // Without the binaries the case skips with the reason; under CI=true it fails.
 #include <arpa/inet.h>
 #include <curl/curl.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -31,9 +27,10 @@
 
 namespace fs = std::filesystem;
 using flopwatt::testing::run_command_line;
+using flopwatt::testing::as_nobody;
+using flopwatt::testing::ServerProcess;
 using flopwatt::testing::slurp;
-
-extern char** environ;
+using flopwatt::testing::wait_until_ready;
 
 namespace {
 
@@ -45,37 +42,6 @@ const fs::path kPromBin = [] {
   return fs::path(d && *d ? d : "/usr/bin");
 }();
 constexpr double kWatts = 20.0;
-
-// A background process, stopped (SIGTERM, then SIGKILL) when it goes out of scope.
-class Child {
- public:
-  Child(std::vector<std::string> argv, const fs::path& log) {
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    if (posix_spawnp(&pid_, args[0], &fa, nullptr, args.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
-  }
-  ~Child() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    for (int i = 0; i < 100; ++i) {
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-  }
-  bool running() const { return pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0; }
-
- private:
-  pid_t pid_ = -1;
-};
 
 std::size_t append(char* p, std::size_t size, std::size_t n, void* out) {
   static_cast<std::string*>(out)->append(p, size * n);
@@ -96,17 +62,6 @@ std::string http_get(const std::string& url, long* status = nullptr) {
   curl_easy_cleanup(c);
   if (status) *status = code;
   return body;
-}
-
-bool wait_ready(const std::string& url, double seconds) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < end) {
-    long code = 0;
-    http_get(url, &code);
-    if (code == 200) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return false;
 }
 
 std::string escape_query(const std::string& q) {
@@ -133,13 +88,6 @@ std::vector<std::pair<nlohmann::json, double>> query(int port, const std::string
 bool in_ci() {
   const char* ci = std::getenv("CI");
   return ci && std::string(ci) == "true";
-}
-
-// The prefix that runs a server as nobody when this test runs as root (the
-// servers need no privilege, and a test never gives one away).
-std::vector<std::string> as_nobody() {
-  if (::geteuid() != 0) return {};
-  return {"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"};
 }
 
 std::vector<std::string> cat(std::vector<std::string> a, const std::vector<std::string>& b) {
@@ -180,15 +128,15 @@ TEST(Prometheus, ScrapesServeAtTheFixturePowerAcrossWrapsAndSeesThePushedRun) {
   if (::geteuid() == 0) {
     ASSERT_EQ(run_command_line("chown -R nobody " + (dir / "tsdb").string()).code, 0);
   }
-  Child fake({"/usr/bin/env", "FLOPWATT_FAKE_POWER_ORDINARY=1", kFakePower, (dir / "root").string(), "120", "intel-rapl:0=20"},
+  ServerProcess fake({"/usr/bin/env", "FLOPWATT_FAKE_POWER_ORDINARY=1", kFakePower, (dir / "root").string(), "120", "intel-rapl:0=20"},
              dir / "fake.log");
 
   // The gateway, and a run that pushes to it.
   const int gw = flopwatt::testing::free_loopback_port();
-  Child gateway(cat(as_nobody(), {(kPromBin / "prometheus-pushgateway").string(),
+  ServerProcess gateway(cat(as_nobody(), {(kPromBin / "prometheus-pushgateway").string(),
                                   "--web.listen-address=127.0.0.1:" + std::to_string(gw)}),
                 dir / "gateway.log");
-  ASSERT_TRUE(wait_ready("http://127.0.0.1:" + std::to_string(gw) + "/-/ready", 20)) << slurp(dir / "gateway.log");
+  ASSERT_TRUE(wait_until_ready(gw, "/-/ready", 20)) << slurp(dir / "gateway.log");
   const std::string store = (dir / "store.sqlite3").string();
   const auto run = run_command_line(kBin + " run gemm --backend cpu:reference --shapes 64,64,64 --no-peak --idle 0 "
                                     "--min-time 0.3 --label fleet-7 --sysfs-root " + (dir / "root").string() +
@@ -203,7 +151,7 @@ TEST(Prometheus, ScrapesServeAtTheFixturePowerAcrossWrapsAndSeesThePushedRun) {
   EXPECT_NE(pushed.find("flopwatt_run_window_energy_joules_count"), std::string::npos) << pushed;
 
   // The exporter, over the same tree and store.
-  Child serve({kBin, "serve", "--listen", "127.0.0.1:0", "--sysfs-root", (dir / "root").string(), "--store", store},
+  ServerProcess serve({kBin, "serve", "--listen", "127.0.0.1:0", "--sysfs-root", (dir / "root").string(), "--store", store},
               dir / "serve.log");
   int serve_port = 0;
   for (int i = 0; i < 100 && !serve_port; ++i) {
@@ -220,11 +168,11 @@ TEST(Prometheus, ScrapesServeAtTheFixturePowerAcrossWrapsAndSeesThePushedRun) {
                                         << serve_port << "']\n"
                                         << "  - job_name: pushgateway\n    honor_labels: true\n    static_configs:\n"
                                         << "      - targets: ['127.0.0.1:" << gw << "']\n";
-  Child prometheus(cat(as_nobody(), {(kPromBin / "prometheus").string(), "--config.file=" + (dir / "prometheus.yml").string(),
+  ServerProcess prometheus(cat(as_nobody(), {(kPromBin / "prometheus").string(), "--config.file=" + (dir / "prometheus.yml").string(),
                                      "--storage.tsdb.path=" + (dir / "tsdb").string(),
                                      "--web.listen-address=127.0.0.1:" + std::to_string(prom)}),
                    dir / "prometheus.log");
-  ASSERT_TRUE(wait_ready("http://127.0.0.1:" + std::to_string(prom) + "/-/ready", 30)) << slurp(dir / "prometheus.log");
+  ASSERT_TRUE(wait_until_ready(prom, "/-/ready", 30)) << slurp(dir / "prometheus.log");
 
   // Ten seconds of scrapes, then the rate over them.
   const std::string counter = "flopwatt_source_energy_joules_total{job=\"flopwatt_serve\",source=\"rapl-powercap:package-0\"}";
