@@ -1,5 +1,7 @@
 #include "flopwatt/meter.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -9,10 +11,13 @@
 #include "harness/run/energy.h"
 #include "harness/run/run_options.h"
 #include "harness/run/run_setup.h"
+#include "harness/run/session.h"
 #include "power/external_log.h"
 #include "power/power_state.h"
 #include "power/supply_track.h"
+#include "window_push.h"
 #include "window_result.h"
+#include "workloads/error.h"
 
 namespace flopwatt {
 
@@ -39,6 +44,9 @@ struct Meter::Impl {
   std::int64_t last_prune_ns = 0;  // guarded by mu
   std::int64_t forgotten_ns = 0;   // guarded by mu: samples before it are gone
   std::optional<std::string> last_headline;  // guarded by mu: the last judged window's
+  std::string run_id;
+  std::unique_ptr<WindowPusher> pusher;       // null: no push
+  std::map<std::uint64_t, std::int64_t> pushed;  // guarded by mu: ids of windows pushed -> their t0, pruned with samples
 
   // Drops samples older than the history, but never an open window's, at
   // most four times per history length (an erase from the front is linear).
@@ -57,6 +65,7 @@ struct Meter::Impl {
       // Raised before the samples go, so a result racing with this prune
       // refuses its window rather than integrating half its samples.
       forgotten_ns = horizon;
+      for (auto it = pushed.begin(); it != pushed.end();) it = it->second < horizon ? pushed.erase(it) : std::next(it);
     }
     energy->forget_before(horizon);
     return horizon;
@@ -87,8 +96,28 @@ Meter::Meter(const MeterOptions& o) : impl_(std::make_unique<Impl>()) {
   }
   impl_->energy->watch_supply(impl_->supply.get());
   impl_->energy->start();
+  impl_->run_id = o.run_id.empty() ? make_run_id() : o.run_id;
+  start_pushes(o);
   impl_->slots.reserve(16);
   impl_->free.reserve(16);
+}
+
+// A bad gateway URL is bad input, as for the command's --pushgateway.
+void Meter::start_pushes(const MeterOptions& o) {
+  std::string url;
+  try {
+    url = prom::resolve_pushgateway(o.pushgateway);
+  } catch (const InputError& e) {
+    const std::string where = o.pushgateway.empty() ? e.where() : "MeterOptions::pushgateway " + o.pushgateway;
+    throw std::runtime_error(where + ": " + e.problem() + (e.fix().empty() ? "" : "; fix: " + e.fix()));
+  }
+  if (url.empty()) return;
+  std::string machine = o.machine;
+  if (machine.empty()) {
+    char host[256] = {};
+    machine = ::gethostname(host, sizeof host - 1) == 0 && host[0] ? host : "unknown";
+  }
+  impl_->pusher = std::make_unique<WindowPusher>(prom::PushOptions{url, o.push_timeout_s}, machine, impl_->run_id);
 }
 
 Meter::~Meter() {
@@ -103,6 +132,8 @@ std::vector<SourceInfo> Meter::sources() const {
   for (const auto& s : impl_->energy->status()) v.push_back({s.id, s.domain, s.available, s.reason, s.fix});
   return v;
 }
+
+const std::string& Meter::run_id() const { return impl_->run_id; }
 
 std::optional<std::string> Meter::headline_source() const {
   std::lock_guard lock(impl_->mu);
@@ -136,6 +167,7 @@ Meter::Closed Meter::close(Window w, double flop) {
   if (w.id == 0 || w.slot >= impl_->slots.size() || impl_->slots[w.slot].id != w.id)
     throw std::invalid_argument("flopwatt::Meter: the window is not open (ended twice, or another meter's)");
   Slot& s = impl_->slots[w.slot];
+  c.id = s.id;
   c.name.assign(s.name);
   c.t0_ns = s.t0_ns;
   s.id = 0;
@@ -147,15 +179,21 @@ WindowResult Meter::result(const Closed& c) {
   const WindowSpan span{c.t0_ns, c.t1_ns, c.flop, false};
   // The same judgement as every row of `flopwatt run`, and the same path as
   // flopwatt_bench's loops (window_result.h).
-  WindowResult r = c.t0_ns < impl_->prune()
+  const bool forgotten = c.t0_ns < impl_->prune();
+  WindowResult r = forgotten
                        ? timing_only(span, "the window began more than MeterOptions::history_s ago and its samples "
                                            "were dropped; judge it sooner or raise history_s")
                        : window_result(*impl_->energy, impl_->supply.get(), impl_->domains, span);
   r.name = c.name;
+  bool push = false;
   {
     std::lock_guard lock(impl_->mu);
     impl_->last_headline = r.headline;
+    // Once per window, and only judged on its samples: one judged after they
+    // were dropped was pushed when first judged, or never had its figures.
+    push = impl_->pusher && c.id != 0 && !forgotten && impl_->pushed.emplace(c.id, c.t0_ns).second;
   }
+  if (push) impl_->pusher->add(r);
   return r;
 }
 

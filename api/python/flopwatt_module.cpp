@@ -126,7 +126,9 @@ PYBIND11_MODULE(flopwatt, mod) {
 
   py::class_<Meter, std::shared_ptr<Meter>>(mod, "Meter")
       .def(py::init([](const std::string& power, const std::string& sysfs_root, const std::string& power_log,
-                       double sample_period_s, const std::string& headline_domain, double history_s) {
+                       double sample_period_s, const std::string& headline_domain, double history_s,
+                       const std::string& pushgateway, const std::string& machine, const std::string& run_id,
+                       double push_timeout_s) {
              flopwatt::MeterOptions o;
              o.power = power;
              o.sysfs_root = sysfs_root;
@@ -134,10 +136,16 @@ PYBIND11_MODULE(flopwatt, mod) {
              o.sample_period_s = sample_period_s;
              o.headline_domain = headline_domain;
              o.history_s = history_s;
+             o.pushgateway = pushgateway;
+             o.machine = machine;
+             o.run_id = run_id;
+             o.push_timeout_s = push_timeout_s;
              return std::make_shared<Meter>(o);
            }),
            py::arg("power") = "auto", py::arg("sysfs_root") = "", py::arg("power_log") = "",
-           py::arg("sample_period_s") = 0.010, py::arg("headline_domain") = "", py::arg("history_s") = 3600.0)
+           py::arg("sample_period_s") = 0.010, py::arg("headline_domain") = "", py::arg("history_s") = 3600.0,
+           py::arg("pushgateway") = "", py::arg("machine") = "", py::arg("run_id") = "", py::arg("push_timeout_s") = 5.0)
+      .def_property_readonly("run_id", &Meter::run_id)
       .def_property_readonly("active", &Meter::active)
       .def_property_readonly("sources", &Meter::sources)
       .def_property_readonly("headline_source", &Meter::headline_source)

@@ -34,14 +34,17 @@ void add_value(prometheus::MetricFamily& f, const Labels& labels, double value) 
 
 void add_histogram(prometheus::MetricFamily& f, const Labels& labels, const std::vector<double>& values,
                    const std::vector<double>& bounds) {
+  Histogram h;
+  for (double v : values) h.observe(v, bounds);
+  add_histogram(f, labels, h, bounds);
+}
+
+void add_histogram(prometheus::MetricFamily& f, const Labels& labels, const Histogram& h, const std::vector<double>& bounds) {
   prometheus::ClientMetric m = with_labels(labels);
-  for (double b : bounds) {
-    std::uint64_t n = 0;
-    for (double v : values) n += v <= b ? 1 : 0;
-    m.histogram.bucket.push_back({n, b});
-  }
-  m.histogram.sample_count = values.size();
-  for (double v : values) m.histogram.sample_sum += v;
+  for (std::size_t i = 0; i < bounds.size(); ++i)
+    m.histogram.bucket.push_back({i < h.cumulative.size() ? h.cumulative[i] : 0, bounds[i]});
+  m.histogram.sample_count = h.count;
+  m.histogram.sample_sum = h.sum;
   f.metric.push_back(std::move(m));
 }
 

@@ -10,6 +10,8 @@
 
 #include <prometheus/metric_family.h>
 
+#include "harness/prom/window_tally.h"
+
 namespace flopwatt::prom {
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
@@ -21,6 +23,8 @@ void add_value(prometheus::MetricFamily& f, const Labels& labels, double value);
 // A histogram sample of `values` over `bounds` (ascending upper bounds; +Inf is added).
 void add_histogram(prometheus::MetricFamily& f, const Labels& labels, const std::vector<double>& values,
                    const std::vector<double>& bounds);
+// A histogram sample of counts already tallied over `bounds`.
+void add_histogram(prometheus::MetricFamily& f, const Labels& labels, const Histogram& h, const std::vector<double>& bounds);
 
 // Families with no samples are dropped (a TYPE line without samples says nothing).
 void append_nonempty(std::vector<prometheus::MetricFamily>& out, prometheus::MetricFamily f);

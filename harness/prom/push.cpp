@@ -70,19 +70,16 @@ std::string push_url(const std::string& base, const std::string& machine, const 
   return base + "/metrics/job/" + kPushJob + segment("machine", machine) + segment("run_id", run_id);
 }
 
-bool push_run(const Run& run, const PushOptions& opts, std::FILE* err) {
-  if (opts.url.empty()) return false;
+namespace {
+
+// PUT `body` to `url`; "" when the gateway took it, else what went wrong.
+std::string put_group(const std::string& url, const std::string& body, double timeout_s) {
   curl_once();
-  const std::string url = push_url(opts.url, machine_name(run), run.run_id);
-  const std::string body = to_text(run_push_families(run));
   CURL* c = curl_easy_init();
-  if (!c) {
-    std::fprintf(err, "warning: run %s not pushed to %s: libcurl could not start\n", run.run_id.c_str(), opts.url.c_str());
-    return false;
-  }
+  if (!c) return "libcurl could not start";
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: text/plain; version=0.0.4; charset=utf-8");
   char error[CURL_ERROR_SIZE] = {};
-  const long timeout_ms = long(opts.timeout_s * 1000);
+  const long timeout_ms = long(timeout_s * 1000);
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
   curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
@@ -101,21 +98,32 @@ bool push_run(const Run& run, const PushOptions& opts, std::FILE* err) {
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
   curl_slist_free_all(headers);
   curl_easy_cleanup(c);
-  if (rc != CURLE_OK) {
-    std::fprintf(err,
-                 "warning: run %s not pushed to --pushgateway %s: %s (within %.3g s); fix: check the gateway is up; the "
-                 "run is in its directory and the results store\n",
-                 run.run_id.c_str(), opts.url.c_str(), error[0] ? error : curl_easy_strerror(rc), opts.timeout_s);
-    return false;
-  }
-  if (status / 100 != 2) {
-    std::fprintf(err,
-                 "warning: run %s not pushed to --pushgateway %s: HTTP %ld; fix: check the URL names a Pushgateway; the "
-                 "run is in its directory and the results store\n",
-                 run.run_id.c_str(), opts.url.c_str(), status);
-    return false;
-  }
-  return true;
+  char within[64];
+  std::snprintf(within, sizeof within, " (within %.3g s)", timeout_s);
+  if (rc != CURLE_OK) return std::string(error[0] ? error : curl_easy_strerror(rc)) + within;
+  if (status / 100 != 2) return "HTTP " + std::to_string(status) + " (is the URL a Pushgateway's?)";
+  return {};
+}
+
+}  // namespace
+
+bool push_run(const Run& run, const PushOptions& opts, std::FILE* err) {
+  if (opts.url.empty()) return false;
+  const std::string why = put_group(push_url(opts.url, machine_name(run), run.run_id), to_text(run_push_families(run)),
+                                    opts.timeout_s);
+  if (why.empty()) return true;
+  std::fprintf(err,
+               "warning: run %s not pushed to --pushgateway %s: %s; fix: check the gateway is up; the run is in its "
+               "directory and the results store\n",
+               run.run_id.c_str(), opts.url.c_str(), why.c_str());
+  return false;
+}
+
+bool push_windows(const PushOptions& opts, const std::string& machine, const std::string& run_id,
+                  const std::map<std::string, WindowTally>& tallies, std::string* why) {
+  const std::string w = put_group(push_url(opts.url, machine, run_id), to_text(meter_push_families(tallies)), opts.timeout_s);
+  if (why) *why = w;
+  return w.empty();
 }
 
 }  // namespace flopwatt::prom

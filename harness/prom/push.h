@@ -5,9 +5,11 @@
 // the results store, and its exit status does not change.
 #pragma once
 #include <cstdio>
+#include <map>
 #include <string>
 
 #include "harness/output/run_model.h"
+#include "harness/prom/window_tally.h"
 
 namespace flopwatt::prom {
 
@@ -34,5 +36,12 @@ std::string push_url(const std::string& base, const std::string& machine, const 
 // is one line on `err` naming the gateway and the fix. Returns whether the
 // gateway took the push.
 bool push_run(const Run& run, const PushOptions& opts, std::FILE* err);
+
+// Pushes a Meter's tallies (meter_push_families) with PUT to the group of
+// job "flopwatt", `machine` and `run_id`, replacing what it held. Never
+// throws, never waits past opts.timeout_s; on failure `why` says what
+// happened (the error, or the gateway's HTTP status) and false is returned.
+bool push_windows(const PushOptions& opts, const std::string& machine, const std::string& run_id,
+                  const std::map<std::string, WindowTally>& tallies, std::string* why);
 
 }  // namespace flopwatt::prom

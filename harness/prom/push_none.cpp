@@ -25,4 +25,10 @@ bool push_run(const Run&, const PushOptions& opts, std::FILE* err) {
   return false;
 }
 
+bool push_windows(const PushOptions&, const std::string&, const std::string&, const std::map<std::string, WindowTally>&,
+                  std::string* why) {
+  if (why) *why = "built without prometheus-cpp (apt-get install prometheus-cpp-dev)";
+  return false;
+}
+
 }  // namespace flopwatt::prom

@@ -111,4 +111,26 @@ std::vector<prometheus::MetricFamily> run_push_families(const Run& run) {
   return out;
 }
 
+std::vector<prometheus::MetricFamily> meter_push_families(const std::map<std::string, WindowTally>& tallies) {
+  using prometheus::MetricType;
+  auto duration = family("flopwatt_meter_window_duration_seconds", "Durations of a Meter's judged windows, per window name",
+                         MetricType::Histogram);
+  auto energy = family("flopwatt_meter_window_energy_joules",
+                       "Energy of a Meter's windows, from each window's headline source (windows without one are left out)",
+                       MetricType::Histogram);
+  auto flop = family("flopwatt_meter_window_flop_total",
+                     "FLOP of the windows counted in flopwatt_meter_window_energy_joules, per headline source",
+                     MetricType::Counter);
+  for (const auto& [name, t] : tallies) {
+    add_histogram(duration, {{"window", name}}, t.duration_s, kWindowDurationBounds);
+    for (const auto& [source, h] : t.energy_j) {
+      add_histogram(energy, {{"window", name}, {"source", source}}, h, kWindowEnergyBounds);
+      add_value(flop, {{"window", name}, {"source", source}}, t.flop.at(source));
+    }
+  }
+  std::vector<prometheus::MetricFamily> out;
+  for (auto* f : {&duration, &energy, &flop}) append_nonempty(out, std::move(*f));
+  return out;
+}
+
 }  // namespace flopwatt::prom

@@ -2,6 +2,7 @@
 // serve` (the latest stored result of each configuration) and a run's push
 // use, so a dashboard reads one set of names whichever way they arrived.
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include <prometheus/metric_family.h>
 
 #include "harness/output/run_model.h"
+#include "harness/prom/window_tally.h"
 
 namespace flopwatt::prom {
 
@@ -42,7 +44,10 @@ std::vector<prometheus::MetricFamily> result_families(const std::vector<ResultRo
 // headline energy per source (as Zeus pushes its windows'), and whether it completed.
 std::vector<prometheus::MetricFamily> run_push_families(const Run& run);
 
-// The histogram's upper bounds, joules: a short GEMM window to a long training step.
-inline const std::vector<double> kWindowEnergyBounds = {0.01, 0.1, 1, 10, 100, 1000, 10000, 100000};
+// What a Meter pushes (MeterOptions::pushgateway): per window name, a
+// histogram of its windows' durations, and per headline source a histogram of
+// their energy and the counter of their FLOP, so FLOP/J over a name's windows
+// is flop_total / energy_joules_sum.
+std::vector<prometheus::MetricFamily> meter_push_families(const std::map<std::string, WindowTally>& tallies);
 
 }  // namespace flopwatt::prom

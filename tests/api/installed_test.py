@@ -156,6 +156,19 @@ try:
         check(len(lines) == 3 and lines[0].startswith("<flopwatt.Meter sampling") and "not entered" in lines[1]
               and lines[2].startswith("<flopwatt.Window 'w' ") and " J, " in lines[2] and "GFLOP/J from " in lines[2],
               f"reprs of Meter and Window ({lines})")
+        # The push options reach the Meter: its run_id, and a bad gateway named in the error.
+        code = ("import flopwatt, sys\n"
+                "m = flopwatt.Meter(power_log=sys.argv[1], sysfs_root=sys.argv[2], run_id='nightly-7')\n"
+                "print(m.run_id)\n"
+                "try:\n"
+                "    flopwatt.Meter(power_log=sys.argv[1], sysfs_root=sys.argv[2], pushgateway='gw:9091')\n"
+                "except Exception as e:\n"
+                "    print(e)\n")
+        out = run([sys.executable, "-c", code, power[1], power[3]],
+                  env=dict(env, PYTHONPATH=pydir[0], **({"LD_PRELOAD": " ".join(preload)} if preload else {})))
+        lines = out.strip().splitlines()
+        check(len(lines) == 2 and lines[0] == "nightly-7" and lines[1].startswith("MeterOptions::pushgateway gw:9091: "),
+              f"Python Meter's push options ({lines})")
         # The default prefix's module directory is one the system Python searches.
         rel = os.path.relpath(pydir[0], prefix)
         default = os.path.join("/usr/local", rel)

@@ -37,6 +37,19 @@ struct MeterOptions {
   // stays small: a window can be judged until this long after it began
   // (an open window's samples are kept however old it is). 0: keep all.
   double history_s = 3600;
+  // A Prometheus Pushgateway (http://HOST:PORT) to push the judged windows to,
+  // as `flopwatt run --pushgateway` does a run's results: per window name a
+  // histogram of durations, and per headline source a histogram of energy
+  // and the FLOP of those windows (flopwatt_meter_window_*, docs/prometheus.md),
+  // under job "flopwatt" and the grouping key machine and run_id. Empty:
+  // $FLOPWATT_PUSHGATEWAY, else no push. A thread of the meter's own pushes,
+  // at most once a second, each push bounded by push_timeout_s, and once more
+  // when the meter is destroyed; a failed push is a warning on stderr, never
+  // an exception or a wait in the caller of end() or result().
+  std::string pushgateway;
+  std::string machine;  // the grouping key's machine; empty: this host's name
+  std::string run_id;   // the grouping key's run_id; empty: a new id like a run's (Meter::run_id())
+  double push_timeout_s = 5.0;
 };
 
 // One power source as discovered: unavailable ones say why and how to fix it.
@@ -124,6 +137,9 @@ class FLOPWATT_PUBLIC Meter {
   // windows may have different ones (a counter that stopped, a battery that
   // began charging); there is no meter-wide headline chosen in advance.
   std::optional<std::string> headline_source() const;
+  // The run_id of the meter's Pushgateway group (MeterOptions::run_id, or the
+  // one made for it), also when it does not push.
+  const std::string& run_id() const;
 
   // Opens a window now. Cheap: a clock read and a slot; no allocation once a
   // slot has held a name as long.
@@ -132,6 +148,7 @@ class FLOPWATT_PUBLIC Meter {
   // clock (CLOCK_MONOTONIC) and its FLOP. A plain value; judge it any time
   // while the meter lives, as often as you like.
   struct Closed {
+    std::uint64_t id = 0;  // the window's; a pushed window counts once, at its first judgement
     std::string name;
     std::int64_t t0_ns = 0;
     std::int64_t t1_ns = 0;
@@ -156,6 +173,7 @@ class FLOPWATT_PUBLIC Meter {
   WindowResult result(const Closed& c);
 
  private:
+  void start_pushes(const MeterOptions& o);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
