@@ -5,8 +5,9 @@
 # included (the flopwatt binary they start is instrumented too).
 #   scripts/check-sanitizers.sh            (BUILD_DIR default build-sanitize)
 # With `thread`: the public API (flopwatt/meter.h) under ThreadSanitizer, its
-# Meter test only (threads opening and closing windows while the sampler and
-# the supply monitor run); only the library and that test are built.
+# Meter tests only (threads opening and closing windows while the sampler and
+# the supply monitor run; windows pushed from the meter's own thread); only
+# the library and those tests are built.
 #   scripts/check-sanitizers.sh thread     (BUILD_DIR default build-tsan)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +16,7 @@ if [[ $mode == thread ]]; then
   build=${BUILD_DIR:-build-tsan}
   flags="-fsanitize=thread -fno-omit-frame-pointer"
   link="-fsanitize=thread"
-  target=(--target api_meter_test)
+  target=(--target api_meter_test api_meter_push_test)
 else
   build=${BUILD_DIR:-build-sanitize}
   flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
@@ -36,7 +37,8 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITH
 cmake --build "$build" -j "$(nproc)" "${target[@]}" >"$build/build.log" 2>&1 || { tail -n 60 "$build/build.log" >&2; exit 1; }
 if [[ $mode == thread ]]; then
   export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
-  exec "$build/tests/api/api_meter_test"
+  "$build/tests/api/api_meter_test"
+  exec "$build/tests/api/api_meter_push_test"
 fi
 # umockdev-run preloads libumockdev-preload.so ahead of the ASan runtime, which
 # ASan refuses by default ("ASan runtime does not come first"); the preload only
