@@ -376,4 +376,20 @@ json energy_roofline_json(const Run& run, const std::optional<std::string>& sour
   return out.empty() ? json(nullptr) : out;
 }
 
+std::optional<double> energy_ceiling_of(const Run& run, const Measurement& m) {
+  const json& er = run.energy_roofline;
+  if (!m.intensity || !(*m.intensity > 0) || !er.is_object()) return std::nullopt;
+  const json* fit = nullptr;
+  if (m.simulated) {
+    if (er.contains("modelled") && er["modelled"].is_object() && er["modelled"].contains(m.backend))
+      fit = &er["modelled"][m.backend];
+  } else if (er.contains("host") && er["host"].is_object() && er["host"].contains("source") &&
+             headline_of(run, m).source == er["host"]["source"].get<std::string>()) {
+    fit = &er["host"];
+  }
+  if (!fit) return std::nullopt;
+  const double v = energy_roof_flop_per_j(fit_from_json(*fit), *m.intensity, m.roof_flop_per_s.value_or(0));
+  return v > 0 ? std::optional(v) : std::nullopt;
+}
+
 }  // namespace flopwatt

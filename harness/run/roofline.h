@@ -166,4 +166,10 @@ double energy_roof_flop_per_j(const EnergyFit& f, double intensity, double attai
 nlohmann::json energy_roofline_json(const Run& run, const std::optional<std::string>& source,
                                     const RooflineSet& roofs);
 
+// The energy roofline's ceiling (FLOP/J) where a row sits, from the run's own
+// energy_roofline: the host fit for a real row whose judged headline is the
+// fit's source, the backend's modelled fit for a simulated row; nullopt when
+// the row has no intensity or no fit speaks for it.
+std::optional<double> energy_ceiling_of(const Run& run, const Measurement& m);
+
 }  // namespace flopwatt

@@ -520,5 +520,37 @@ TEST(EnergyFit, RunJsonNamesSourceAndMethodAndSkipsStepsAndLowConfidence) {
   EXPECT_TRUE(energy_roofline_json(run, std::nullopt, {}).is_null());
 }
 
+// The ceiling where each row sits: the host fit for rows its source judged,
+// the modelled fit for a simulated backend's rows, nothing for the others.
+TEST(EnergyFit, CeilingOfARowComesFromTheFitThatSpeaksForIt) {
+  flopwatt::Run run;
+  const EnergyFit host{1e-11, 1e-10, 2, 0, 0, 0, 0.01, 5}, npu{2e-12, 5e-11, 0.5, 0, 0, 0, 0, 0};
+  run.energy_roofline = {{"host", {{"j_per_flop", host.j_per_flop}, {"j_per_byte", host.j_per_byte},
+                                   {"constant_w", host.constant_w}, {"source", "rapl"}}},
+                         {"modelled", {{"npu:sim-phoenix", {{"j_per_flop", npu.j_per_flop}, {"j_per_byte", npu.j_per_byte},
+                                                             {"constant_w", npu.constant_w}}}}}};
+  auto row = [](const char* backend, const char* source, std::optional<double> intensity, bool simulated) {
+    Measurement m;
+    m.backend = backend;
+    m.intensity = intensity;
+    m.roof_flop_per_s = 1e11;
+    m.simulated = simulated;
+    m.energy[source].j = 1;
+    m.headline_source = source;
+    return m;
+  };
+  const auto cpu = row("cpu:llmc", "rapl", 8.0, false);
+  ASSERT_TRUE(energy_ceiling_of(run, cpu));
+  EXPECT_DOUBLE_EQ(*energy_ceiling_of(run, cpu), energy_roof_flop_per_j(host, 8.0, 1e11));
+  const auto sim = row("npu:sim-phoenix", "npu:sim-phoenix", 8.0, true);
+  ASSERT_TRUE(energy_ceiling_of(run, sim));
+  EXPECT_DOUBLE_EQ(*energy_ceiling_of(run, sim), energy_roof_flop_per_j(npu, 8.0, 1e11));
+  EXPECT_FALSE(energy_ceiling_of(run, row("cpu:llmc", "battery:BAT0", 8.0, false))) << "another source's row";
+  EXPECT_FALSE(energy_ceiling_of(run, row("cpu:llmc", "rapl", std::nullopt, false))) << "no intensity";
+  EXPECT_FALSE(energy_ceiling_of(run, row("npu:sim-strix", "npu:sim-strix", 8.0, true))) << "no model of it";
+  run.energy_roofline = nullptr;
+  EXPECT_FALSE(energy_ceiling_of(run, cpu));
+}
+
 }  // namespace
 }  // namespace flopwatt
