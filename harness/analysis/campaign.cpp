@@ -521,6 +521,22 @@ std::string paper_markdown(const json& f) {
   return os.str();
 }
 
+json paper_report(const std::vector<LoadedRun>& runs) {
+  std::vector<LoadedRun> mains, battery;
+  std::size_t assumed = 0;
+  for (const auto& r : runs) {
+    const auto state = run_supply_state(r.run);
+    assumed += state ? 0 : 1;
+    (state == "battery" ? battery : mains).push_back(r);
+  }
+  json f = paper_figures(compare_mains_battery(mains, battery, ComparisonOptions{"cpu:llmc"}));
+  f["runs"] = {{"mains", mains.size()}, {"battery", battery.size()}};
+  if (assumed)
+    f["assumed_mains"] = std::to_string(assumed) + " run(s) from a machine without a power supply class (a desktop or "
+                         "a virtual machine) are counted as on mains";
+  return f;
+}
+
 std::optional<std::string> run_supply_state(const Run& run) {
   const json& c = run.context;
   if (c.contains("ac_online") && c["ac_online"].is_boolean()) return c["ac_online"].get<bool>() ? "mains" : "battery";

@@ -84,6 +84,11 @@ std::string comparison_markdown(const nlohmann::json& comparison);
 // (1.4x). A figure the comparison cannot give is null with the reason.
 nlohmann::json paper_figures(const nlohmann::json& comparison);
 std::string paper_markdown(const nlohmann::json& figures);
+// `report --paper`: the runs split by the supply each started on (a run from
+// a machine without a power supply class counts as on mains, and
+// "assumed_mains" says how many did), compared with cpu:llmc the baseline as
+// the study did, and paper_figures of that, with "runs" counting each side.
+nlohmann::json paper_report(const std::vector<LoadedRun>& runs);
 // "mains" or "battery" from a run's context at its start (ac_online, else the
 // battery's status); nullopt on a machine without a power supply class.
 std::optional<std::string> run_supply_state(const Run& run);

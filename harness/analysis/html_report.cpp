@@ -16,6 +16,7 @@
 #include "harness/analysis/html_report_assets.h"
 #include "harness/output/headline_view.h"
 #include "harness/output/text.h"
+#include "harness/run/roofline.h"
 #include "harness/store/store.h"
 #include "workloads/error.h"
 
@@ -461,6 +462,21 @@ json roofline_of(const LoadedRun& lr) {
   return pts;
 }
 
+// Each row with an intensity and a judged FLOP/J, and the energy roofline's
+// ceiling there when a fit speaks for the row (energy_ceiling_of).
+json energy_roofline_of(const LoadedRun& lr) {
+  json pts = json::array();
+  for (const auto& m : lr.run.measurements) {
+    if (!comparable(m) || !m.intensity || !(*m.intensity > 0)) continue;
+    const HeadlineView hv = headline_of(lr.run, m);
+    const auto v = headline_fpj(m, hv.source);
+    if (!v) continue;
+    pts.push_back({{"label", config_label(m) + " " + m.backend}, {"backend", m.backend}, {"intensity", *m.intensity},
+                   {"flop_per_j", *v}, {"source", *hv.source}, {"ceiling", json_or_null(energy_ceiling_of(lr.run, m))}});
+  }
+  return pts;
+}
+
 // The two supplies' runs, compared as a campaign compares its phases.
 json mains_battery_of(const std::vector<LoadedRun>& runs) {
   std::vector<LoadedRun> mains, battery;
@@ -508,6 +524,16 @@ void mains_battery_table(std::string& h, const json& c) {
   }
 }
 
+// The study's figures as `report --paper` writes them in markdown, and a chart of each
+// figure's range in the paper beside the range here.
+void paper_section(std::string& h, const json& f) {
+  h += "<section class=\"paper\" id=\"paper\">\n<h2>Rösti &amp; Franz (2025) side by side</h2>\n"
+       "<div class=\"charts\"><div class=\"chart\"><canvas id=\"chart-paper\"></canvas></div></div>\n" +
+       markdown_tables_html(paper_markdown(f));
+  if (f.contains("assumed_mains")) h += "<p>" + esc(f["assumed_mains"].get<std::string>()) + ".</p>\n";
+  h += "<p>" + esc(f.value("reference", "")) + "</p>\n</section>\n";
+}
+
 }  // namespace
 
 json html_chart_data(const std::vector<LoadedRun>& runs, const HtmlOptions& o) {
@@ -515,9 +541,11 @@ json html_chart_data(const std::vector<LoadedRun>& runs, const HtmlOptions& o) {
   for (const auto& r : runs) {
     d["runs"].push_back({{"label", r.label}, {"run_id", r.run.run_id},
                          {"trace", trace_of(r, o.samples ? o.samples(r) : default_samples(r))},
-                         {"rates", rates_of(r)}, {"roofline", roofline_of(r)}});
+                         {"rates", rates_of(r)}, {"roofline", roofline_of(r)},
+                         {"energy_roofline", energy_roofline_of(r)}});
   }
   d["mains_battery"] = mains_battery_of(runs);
+  d["paper"] = o.paper ? paper_report(runs) : json(nullptr);
   return d;
 }
 
@@ -544,6 +572,7 @@ std::string report_html(const std::vector<LoadedRun>& runs, const HtmlOptions& o
   for (const auto& row : rows)
     if (std::find(workloads.begin(), workloads.end(), row.first->workload) == workloads.end())
       workloads.push_back(row.first->workload);
+  if (!data["paper"].is_null()) paper_section(h, data["paper"]);
   if (!data["mains_battery"].is_null()) mains_battery_table(h, data["mains_battery"]);
   if (runs.size() > 1) {
     h += "<h2>Side by side</h2>\n<p>Ratios: run / baseline (" + esc(runs[o.report.baseline].label) +
@@ -562,7 +591,7 @@ std::string report_html(const std::vector<LoadedRun>& runs, const HtmlOptions& o
     machine_list(h, r.run);
     headline_reasons(h, r.run);
     h += "<div class=\"charts\">";
-    for (const char* kind : {"trace", "rate", "fpj", "roof"})
+    for (const char* kind : {"trace", "rate", "fpj", "roof", "eroof"})
       h += fmt::format("<div class=\"chart\"><canvas id=\"chart-{}-{}\"></canvas></div>", kind, i);
     h += "</div>\n";
     for (const auto& w : workloads) {

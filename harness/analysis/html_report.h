@@ -4,7 +4,8 @@
 // the markdown report (sortable), and charts drawn by Chart.js (Debian's
 // libjs-chart.js, inlined at report time): power trace per source with the
 // supply changes and each row's window shaded, FLOP/s and FLOP/J per op and
-// backend, the roofline placement, and the mains-vs-battery comparison.
+// backend, the roofline and energy roofline placements, the mains-vs-battery
+// comparison, and with --paper the study's figures beside these runs'.
 // Every figure is read from the run: a row's FLOP/J is its judged headline
 // (headline_of), nothing is chosen again in the page.
 #pragma once
@@ -57,14 +58,18 @@ struct HtmlOptions {
   std::string nav_html;
   // A run's power samples; by default its <dir>/samples.csv (none when absent).
   std::function<std::vector<store::SampleRow>(const LoadedRun&)> samples;
+  // `report --paper --format html`: Rösti & Franz's four figures beside this
+  // page's runs' (paper_report), as a table and a chart, above the runs.
+  bool paper = false;
 };
 
 // The page. Chart.js's version and licence are written into it.
 std::string report_html(const std::vector<LoadedRun>& runs, const HtmlOptions& o, const ChartJs& chart);
 
 // The data the page's charts draw, as embedded in it (tests compare the
-// drawn charts with it): per run the power trace, rates, FLOP/J and roofline
-// points, and the mains-vs-battery rows when both supplies are present.
+// drawn charts with it): per run the power trace, rates, FLOP/J, roofline and
+// energy roofline points, the mains-vs-battery rows when both supplies are
+// present, and paper_report's figures with o.paper.
 nlohmann::json html_chart_data(const std::vector<LoadedRun>& runs, const HtmlOptions& o);
 
 }  // namespace flopwatt

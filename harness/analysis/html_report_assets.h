@@ -204,7 +204,56 @@ inline constexpr const char* kHtmlScript = R"js(
                             }}}}}
       });
     }
+    const er = run.energy_roofline;
+    if (!er.length) {
+      none('chart-eroof-' + r, 'Energy roofline: no row has both an intensity and a judged FLOP/J.');
+    } else {
+      const backends = Array.from(new Set(er.map(function (p) { return p.backend; })));
+      const sets = backends.map(function (b, i) {
+        return {label: b + ' measured', backgroundColor: colour(i), pointRadius: 4,
+                data: er.filter(function (p) { return p.backend === b; }).map(function (p) {
+                  return {x: p.intensity, y: p.flop_per_j * 1e-9, name: p.label + ' (' + p.source + ')'};
+                })};
+      });
+      const ceilings = er.filter(function (p) { return p.ceiling !== null; });
+      if (ceilings.length)
+        sets.push({label: 'energy roof at that intensity', backgroundColor: 'rgba(0,0,0,0)', borderColor: '#000',
+                   pointStyle: 'triangle', pointRadius: 5,
+                   data: ceilings.map(function (p) { return {x: p.intensity, y: p.ceiling * 1e-9, name: p.label}; })});
+      draw('chart-eroof-' + r, {
+        type: 'scatter',
+        data: {datasets: sets},
+        options: {scales: {x: {type: 'logarithmic', title: title('FLOP per byte')},
+                           y: {type: 'logarithmic', title: title('GFLOP/J')}},
+                  plugins: {title: title('Energy roofline: each op\'s judged FLOP/J and its fitted or modelled roof'),
+                            tooltip: {callbacks: {label: function (c) {
+                              return c.raw.name + ': ' + c.raw.y.toPrecision(3) + ' GFLOP/J';
+                            }}}}}
+      });
+    }
   });
+
+  const paper = data.paper;
+  if (paper) {
+    const figs = paper.figures;
+    const range = function (v) {
+      if (v === null || v === undefined) return null;
+      if (Array.isArray(v)) return [v[0], v[1]];
+      if (typeof v === 'object') return [v.min, v.max];
+      return [v, v];
+    };
+    draw('chart-paper', {
+      type: 'bar',
+      data: {labels: figs.map(function (f) { return f.what; }),
+             datasets: [{label: 'paper', backgroundColor: colour(0), borderColor: colour(0), borderWidth: 3,
+                         borderSkipped: false, data: figs.map(function (f) { return range(f.paper); })},
+                        {label: 'here' + (paper.npu ? ' (' + paper.npu + (paper.npu_simulated ? ', simulated' : '') + ')' : ''),
+                         backgroundColor: colour(1), borderColor: colour(1), borderWidth: 3, borderSkipped: false,
+                         data: figs.map(function (f) { return range(f.here); })}]},
+      options: {scales: {y: {title: title('ratio (x), range where one was given')}},
+                plugins: {title: title('Rösti & Franz (2025): their figures and these runs\'')}}
+    });
+  }
 
   const mvb = data.mains_battery;
   if (mvb) {

@@ -119,25 +119,21 @@ int run_paper(const ReportArgs& a, const std::vector<LoadedRun>& runs) {
   if (!a.baseline.empty() || a.across_backends)
     throw InputError(!a.baseline.empty() ? "--baseline" : "--across-backends", "does not apply with --paper",
                      "drop it: --paper compares every backend with cpu:llmc, as the study did");
-  if (a.format != "md" && a.format != "markdown" && a.format != "json")
-    throw InputError("--format " + a.format, "not a format of --paper", "use md or json");
-  std::vector<LoadedRun> mains, battery;
-  std::size_t assumed = 0;
-  for (const auto& r : runs) {
-    const auto state = run_supply_state(r.run);
-    assumed += state ? 0 : 1;
-    (state == "battery" ? battery : mains).push_back(r);
+  if (a.format != "md" && a.format != "markdown" && a.format != "json" && a.format != "html")
+    throw InputError("--format " + a.format, "not a format of --paper", "use md, json or html");
+  if (a.format == "html") {
+    HtmlOptions h;
+    h.paper = true;
+    h.title = "flopwatt report: Rösti & Franz (2025) side by side";
+    write_text(a, report_html(runs, h, load_chartjs()));
+    return 0;
   }
-  nlohmann::json f = paper_figures(compare_mains_battery(mains, battery, ComparisonOptions{"cpu:llmc"}));
-  f["runs"] = {{"mains", mains.size()}, {"battery", battery.size()}};
-  if (assumed)
-    f["assumed_mains"] = std::to_string(assumed) + " run(s) from a machine without a power supply class (a desktop or "
-                         "a virtual machine) are counted as on mains";
+  const nlohmann::json f = paper_report(runs);
   if (a.format == "json") {
     write_text(a, f.dump(2) + "\n");
   } else {
     std::string md = paper_markdown(f);
-    if (assumed) md += "\n" + f["assumed_mains"].get<std::string>() + ".\n";
+    if (f.contains("assumed_mains")) md += "\n" + f["assumed_mains"].get<std::string>() + ".\n";
     write_text(a, md);
   }
   return 0;

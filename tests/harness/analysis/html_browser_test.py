@@ -3,9 +3,9 @@
 
     html_browser_test.py FLOPWATT_BINARY ARTEFACT_DIR
 
-Three pages: a fresh run of the built binary on a fixture laptop whose RAPL counter a
+Four pages: a fresh run of the built binary on a fixture laptop whose RAPL counter a
 thread here advances (the GEMM timings are real, the energy SYNTHETIC), the fixture
-mains-vs-battery campaign, and a copy of the fresh run whose id, directory name, CPU
+mains-vs-battery campaign (also with --paper), and a copy of the fresh run whose id, directory name, CPU
 model and backend are hostile. For each: no console error, exception or request off
 file:, every chart drawn with as many points as the run's files hold (samples.csv,
 run.json's rows), each FLOP/J cell equal to run.json's figure of the row's recorded
@@ -104,7 +104,7 @@ PROBE = """JSON.stringify({
   charts: Object.values(Chart.instances).map(c => ({id: c.canvas.id,
     sets: c.data.datasets.map((d, i) => ({label: d.label, n: d.data.length, drawn: c.getDatasetMeta(i).data.length}))})),
   runs: window.flopwatt.data.runs.map(r => ({run_id: r.run_id, labels: r.rates.labels.length,
-    roof: r.roofline.length, sources: r.trace.sources.map(s => [s.id, s.x.length])})),
+    roof: r.roofline.length, eroof: r.energy_roofline.length, sources: r.trace.sources.map(s => [s.id, s.x.length])})),
   mvb: window.flopwatt.data.mains_battery ? window.flopwatt.data.mains_battery.rows.length : null,
   fpj: Array.from(document.querySelectorAll('tr[data-m] td.fpj')).map(td =>
     ({run: +td.closest('tr').dataset.run, m: +td.closest('tr').dataset.m, v: td.dataset.v, text: td.textContent})),
@@ -147,6 +147,14 @@ def check_page(browser, page, run_dirs, kind):
         roof = sum(1 for m in rj["measurements"] if comparable(m) and (m.get("intensity_flop_per_byte") or 0) > 0
                    and m.get("roof_flop_per_s"))
         check(run["roof"] == roof, "%s: roofline %d points, run.json %d" % (kind, run["roof"], roof))
+        # The energy roofline places every row with an intensity and a FLOP/J from its own judged source.
+        eroof = sum(1 for m in rj["measurements"] if comparable(m) and (m.get("intensity_flop_per_byte") or 0) > 0
+                    and m.get("headline_source") and (m["energy"].get(m["headline_source"]) or {}).get("flop_per_j")
+                    is not None)
+        check(run["eroof"] == eroof, "%s: energy roofline %d points, run.json %d" % (kind, run["eroof"], eroof))
+        chart = charts.get("chart-eroof-%d" % r)
+        check((chart is not None and sum(st["n"] for st in chart["sets"] if st["label"].endswith(" measured")) == eroof)
+              or (chart is None and eroof == 0), "%s: energy roofline chart %s, %d rows" % (kind, chart, eroof))
         for cell in got["fpj"]:
             if cell["run"] != r:
                 continue
@@ -234,10 +242,12 @@ def main():
         rj["measurements"][0]["backend"] = EVIL
         with open(os.path.join(evil_dir, "run.json"), "w") as f:
             json.dump(rj, f)
-        pages = {k: os.path.join(work, k + ".html") for k in ("report-run", "report-campaign", "report-hostile")}
+        pages = {k: os.path.join(work, k + ".html")
+                 for k in ("report-run", "report-campaign", "report-hostile", "report-paper")}
         report(binary, [run], pages["report-run"])
         report(binary, [CAMPAIGN], pages["report-campaign"])
         report(binary, [evil_dir], pages["report-hostile"])
+        report(binary, [CAMPAIGN, "--paper"], pages["report-paper"])
         dirs = {}
         for d in (run, os.path.join(CAMPAIGN, "mains"), os.path.join(CAMPAIGN, "battery"), evil_dir):
             with open(os.path.join(d, "run.json")) as f:
@@ -252,6 +262,14 @@ def main():
             for cid in ("chart-mvb-fpj", "chart-mvb-fps"):
                 check(cid in charts and all(s["n"] == rows for s in charts[cid]["sets"]) and len(charts[cid]["sets"]) == 2,
                       "report-campaign: %s has %s, comparison.json %d rows" % (cid, charts.get(cid), rows))
+            # The study's four figures beside these runs': the GEMM-only fixture has no NPU GPT-2
+            # run, so each "here" is missing and says why; the paper's own ranges are all drawn.
+            got, charts, _ = check_page(browser, pages["report-paper"], dirs, "report-paper")
+            paper = charts.get("chart-paper")
+            check(paper is not None and [st["n"] for st in paper["sets"]] == [4, 4],
+                  "report-paper: chart-paper %s, 4 figures" % paper)
+            check("2.8-3.1x" in got["text"] and "no GPT-2 run with the GEMMs on an NPU backend" in got["text"],
+                  "report-paper: the paper's range or the why of a missing figure is not on the page")
             got, _, _ = check_page(browser, pages["report-hostile"], dirs, "report-hostile")
             check(got["pwned"] is None, "report-hostile: injected script ran (%s)" % got["pwned"])
             check(got["images"] == 0, "report-hostile: an injected <img> element exists")
@@ -265,7 +283,7 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     if failures:
         sys.exit("%d check(s) failed" % len(failures))
-    print("ok: 3 reports and 3 site pages checked in chromium; screenshots in " + ARTEFACTS)
+    print("ok: 4 reports and 3 site pages checked in chromium; screenshots in " + ARTEFACTS)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <regex>
 
+#include "harness/analysis/campaign.h"
+#include "harness/run/roofline.h"
 #include "workloads/error.h"
 
 namespace flopwatt {
@@ -157,6 +159,66 @@ TEST(html_report, ChartDataFollowsTheRunsFiles) {
     EXPECT_EQ(rates, comparable_rows);
   }
   EXPECT_FALSE(d["mains_battery"].is_null());
+}
+
+// The energy roofline places each row with an intensity and a judged FLOP/J
+// at that figure, with the ceiling energy_ceiling_of gives it (intensities,
+// roofs and a stored fit are added to the first run here: the fixture's runs
+// were recorded without ceilings).
+TEST(html_report, EnergyRooflinePointsAreTheRowsJudgedFiguresAndTheirCeilings) {
+  auto runs = load_runs(kCampaign);
+  ASSERT_FALSE(runs.empty());
+  double intensity = 4;
+  for (auto& m : runs[0].run.measurements) {
+    m.intensity = intensity++;
+    m.roof_flop_per_s = 1e11;
+  }
+  std::optional<std::string> fit_source;
+  for (const auto& m : runs[0].run.measurements)
+    if (!fit_source) fit_source = headline_of(runs[0].run, m).source;
+  ASSERT_TRUE(fit_source);
+  runs[0].run.energy_roofline = {{"host", {{"j_per_flop", 1e-11}, {"j_per_byte", 1e-10}, {"constant_w", 2.0},
+                                           {"source", *fit_source}}}};
+  const json d = html_chart_data(runs, HtmlOptions{});
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const json& pts = d["runs"][i]["energy_roofline"];
+    std::size_t k = 0, ceilings = 0;
+    for (const auto& m : runs[i].run.measurements) {
+      const auto src = headline_of(runs[i].run, m).source;
+      if (!comparable(m) || !m.intensity || !(*m.intensity > 0) || !src || !m.energy.at(*src).flop_per_j) continue;
+      ASSERT_LT(k, pts.size());
+      const json& p = pts[k++];
+      EXPECT_EQ(p["flop_per_j"].get<double>(), *m.energy.at(*src).flop_per_j);
+      EXPECT_EQ(p["source"], *src);
+      EXPECT_EQ(p["intensity"].get<double>(), *m.intensity);
+      const auto c = energy_ceiling_of(runs[i].run, m);
+      EXPECT_EQ(p["ceiling"].is_null(), !c);
+      if (c) {
+        EXPECT_EQ(p["ceiling"].get<double>(), *c);
+        ++ceilings;
+      }
+    }
+    EXPECT_EQ(k, pts.size());
+    if (i == 0) {
+      EXPECT_GT(ceilings, 0u) << "the fitted run's rows of its source have a ceiling";
+    }
+  }
+}
+
+// `report --paper --format html`: the study's figures as `report --paper`
+// computes them (paper_report), in the chart data and as the markdown table.
+TEST(html_report, PaperFiguresAreThoseOfReportPaper) {
+  const auto runs = load_runs(kCampaign);
+  HtmlOptions o;
+  EXPECT_TRUE(html_chart_data(runs, o)["paper"].is_null());
+  o.paper = true;
+  const json d = html_chart_data(runs, o);
+  EXPECT_EQ(d["paper"], paper_report(runs));
+  ASSERT_EQ(d["paper"]["figures"].size(), 4u);
+  const std::string page = report_html(runs, o, fake_chart());
+  EXPECT_NE(page.find("id=\"chart-paper\""), std::string::npos);
+  EXPECT_NE(page.find("<td>2.8-3.1x</td>"), std::string::npos);
+  EXPECT_EQ(count(page, "<section class=\"paper\""), 1u);
 }
 
 // Hostile text from a run (its id, its directory's name, a backend, the CPU
