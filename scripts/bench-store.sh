@@ -3,8 +3,9 @@
 # of the default suite's GEMMs, makes N copies of it under new ids and dates
 # (times jittered, a 10% step in the middle), imports them into a fresh SQLite
 # store and, when the PostgreSQL 15 server binaries exist, into a private
-# server started here; then times `history` and `compare` on both, and the
-# recording's share of a run's wall time.
+# server started here; then reports the store's size per run, times a
+# re-import of the same runs, `store export` (CSV time, JSON peak memory),
+# `history` and `compare` on both, and the recording's share of a run's wall time.
 #   scripts/bench-store.sh [N]     (N runs, default 1000; run as root or a user that can run initdb)
 set -eu
 N=${1:-1000}
@@ -67,10 +68,18 @@ echo "$N runs of $rows rows each"
 OP=$(python3 -c "import json;m=json.load(open('$W/seed/run.json'))['measurements'][0];print(m['op'], m['backend'])")
 set -- $OP
 
-bench() {  # store spec
+bench() {  # store spec, command printing the store's size in bytes
   S=$1
+  b0=$($2)
   t0=$(ms); "$BIN" store import "$W/runs" --store "$S" >/dev/null; t1=$(ms)
   echo "  import $N runs: $((t1 - t0)) ms ($(( (t1 - t0) * 1000 / N )) us per run)"
+  b1=$($2)
+  echo "  store size: $(( (b1 - b0) / 1024 / N )) KiB per run ($(( (b1 - b0) / 1024 / 1024 )) MiB for $N runs, samples not stored)"
+  t0=$(ms); "$BIN" store import "$W/runs" --store "$S" >/dev/null; t1=$(ms)
+  echo "  re-import of the $N runs already there: $((t1 - t0)) ms"
+  timed "  store export --format csv ($((N * rows)) rows)" "$BIN" store export --format csv --store "$S"
+  rss=$(/usr/bin/time -f %M "$BIN" store export --format json --store "$S" 2>&1 >/dev/null | tail -n 1)
+  echo "  store export --format json: peak resident $((rss / 1024)) MiB"
   timed "  history median_s --op $OP1 --backend $OP2 (one series, $N points)" "$BIN" history median_s --op "$OP1" --backend "$OP2" --store "$S"
   timed "  history flop_per_s --format csv (every series, $((N * rows)) points)" "$BIN" history flop_per_s --format csv --store "$S"
   timed "  compare previous latest" "$BIN" compare previous latest --store "$S"
@@ -78,8 +87,10 @@ bench() {  # store spec
   timed "  flopwatt --version (process start, for scale)" "$BIN" --version
 }
 OP1=$1; OP2=$2
+sqlite_bytes() { if [ -f "$W/bench.sqlite3" ]; then stat -c %s "$W/bench.sqlite3"; else echo 0; fi; }
+pg_bytes() { $AS "$PG/psql" -h "$W/sock" -U flopwatt -d postgres -Atc "SELECT pg_database_size('postgres')"; }
 echo "SQLite:"
-bench "$W/bench.sqlite3"
+bench "$W/bench.sqlite3" "sqlite_bytes"
 
 if [ -x "$PG/initdb" ]; then
   mkdir -p "$W/pg" "$W/sock"
@@ -87,7 +98,7 @@ if [ -x "$PG/initdb" ]; then
   $AS "$PG/initdb" -D "$W/pg" -A trust -U flopwatt -E UTF8 --no-sync >/dev/null
   $AS "$PG/pg_ctl" -D "$W/pg" -o "-k $W/sock -c listen_addresses=''" -l "$W/sock/log" -w start >/dev/null
   echo "PostgreSQL 15 (local, Unix socket):"
-  bench "host=$W/sock user=flopwatt dbname=postgres"
+  bench "host=$W/sock user=flopwatt dbname=postgres" pg_bytes
 else
   echo "PostgreSQL: skipped ($PG/initdb not found; install postgresql-15)"
 fi
