@@ -32,6 +32,28 @@ DbErrorKind kind_of(int rc) {
   }
 }
 
+// The store writes PostgreSQL's placeholders, "$1". SQLite takes "$1" as a
+// named parameter and finds each name by a linear search of the statement's
+// names, both while parsing and in sqlite3_bind_parameter_index: a run's
+// measurements, 90 rows of 25 values in one INSERT, spent two thirds of an
+// import's time in that search. "?1" is the same slot found by its number.
+// Quoted text and identifiers are left alone.
+std::string numbered_params(const std::string& sql) {
+  std::string out = sql;
+  char quote = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const char c = out[i];
+    if (quote) {
+      if (c == quote) quote = 0;  // a doubled quote closes and reopens: still inside
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '$' && i + 1 < out.size() && std::isdigit(static_cast<unsigned char>(out[i + 1]))) {
+      out[i] = '?';
+    }
+  }
+  return out;
+}
+
 // A file: URI for the path (RFC 3986 escapes for what a URI reserves), so
 // mode=ro and immutable=1 can be given to it.
 std::string file_uri(const std::string& path, bool immutable) {
@@ -78,17 +100,19 @@ class SqliteDb : public Db {
   void each(const std::string& sql, const std::vector<Value>& params,
             const std::function<void(const Row&)>& row) override {
     sqlite3_stmt* st = nullptr;
-    if (const int rc = sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &st, nullptr); rc != SQLITE_OK)
+    const std::string numbered = numbered_params(sql);
+    if (const int rc = sqlite3_prepare_v2(db_, numbered.c_str(), static_cast<int>(numbered.size()), &st, nullptr);
+        rc != SQLITE_OK)
       throw DbError(sqlite3_errmsg(db_), kind_of(rc));
     struct Finalize {
       sqlite3_stmt* s;
       ~Finalize() { sqlite3_finalize(s); }
     } fin{st};
-    for (std::size_t i = 0; i < params.size(); ++i) {
-      // "$1" is a named parameter to SQLite: look its slot up by name, so a
-      // placeholder used twice or out of order binds the right value.
-      const int slot = sqlite3_bind_parameter_index(st, std::string("$").append(std::to_string(i + 1)).c_str());
-      if (slot == 0) continue;
+    // "?N" is slot N however often and in whatever order it appears; a value
+    // past the highest placeholder has no slot.
+    const std::size_t slots = static_cast<std::size_t>(sqlite3_bind_parameter_count(st));
+    for (std::size_t i = 0; i < params.size() && i < slots; ++i) {
+      const int slot = static_cast<int>(i + 1);
       const int rc = params[i] ? sqlite3_bind_text(st, slot, params[i]->data(), static_cast<int>(params[i]->size()),
                                                    SQLITE_TRANSIENT)
                                : sqlite3_bind_null(st, slot);

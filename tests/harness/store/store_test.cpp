@@ -62,6 +62,22 @@ TEST(Store, RunIsRecordedInTheDefaultStoreUnlessNoStore) {
   fs::remove_all(d);
 }
 
+// The store's "$N" placeholders reach SQLite as numbered ones: each binds its
+// own value however often and in whatever order it appears, and "$1" inside
+// quoted text stays text.
+TEST(Store, SqlitePlaceholdersBindByNumberAndQuotedTextIsLeftAlone) {
+  const fs::path dir = temp_dir("store", "placeholders");
+  auto db = flopwatt::store::open_sqlite((dir / "p.sqlite3").string(), true);
+  const auto rows = db->query("SELECT $2, '$1 it''s', $1, \"$1\" FROM (SELECT 7 AS \"$1\"), (SELECT $2)", {"a", "b"});
+  ASSERT_EQ(rows.size(), 1u);
+  ASSERT_EQ(rows[0].size(), 4u);
+  EXPECT_EQ(rows[0][0], "b");
+  EXPECT_EQ(rows[0][1], "$1 it's");
+  EXPECT_EQ(rows[0][2], "a");
+  EXPECT_EQ(rows[0][3], "7");
+  fs::remove_all(dir);
+}
+
 TEST(Store, TwoRunsWritingOneFileAtOnceAreBothKept) {
   const fs::path d = temp_dir("store", "concurrent");
   const fs::path store = d / "s.sqlite3";
