@@ -2,8 +2,11 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -33,24 +36,46 @@ DbErrorKind kind_of(int rc) {
 }
 
 // The store writes PostgreSQL's placeholders, "$1". SQLite takes "$1" as a
-// named parameter and finds each name by a linear search of the statement's
-// names, both while parsing and in sqlite3_bind_parameter_index: a run's
-// measurements, 90 rows of 25 values in one INSERT, spent two thirds of an
-// import's time in that search. "?1" is the same slot found by its number.
+// named parameter and finds it by a linear search of the statement's names,
+// while parsing, while generating code and in sqlite3_bind_parameter_index;
+// "?1" still takes that search in code generation. Only a bare "?" (the next
+// slot) takes none: a run's measurements, 90 rows of 25 values in one
+// INSERT, spent two thirds of an import's time in those searches. So
+// placeholders that appear as $1, $2, .. $k in order become "?", and any
+// other use (one repeated, or out of order) becomes "?N", the same slots.
 // Quoted text and identifiers are left alone.
-std::string numbered_params(const std::string& sql) {
-  std::string out = sql;
+std::string sqlite_params(const std::string& sql) {
+  struct At {
+    std::size_t pos, len;
+    long n;
+  };
+  std::vector<At> at;
   char quote = 0;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    const char c = out[i];
+  for (std::size_t i = 0; i < sql.size(); ++i) {
+    const char c = sql[i];
     if (quote) {
       if (c == quote) quote = 0;  // a doubled quote closes and reopens: still inside
     } else if (c == '\'' || c == '"') {
       quote = c;
-    } else if (c == '$' && i + 1 < out.size() && std::isdigit(static_cast<unsigned char>(out[i + 1]))) {
-      out[i] = '?';
+    } else if (c == '$' && i + 1 < sql.size() && std::isdigit(static_cast<unsigned char>(sql[i + 1]))) {
+      std::size_t e = i + 1;
+      while (e < sql.size() && std::isdigit(static_cast<unsigned char>(sql[e]))) ++e;
+      at.push_back({i, e - i, std::strtol(sql.c_str() + i + 1, nullptr, 10)});
+      i = e - 1;
     }
   }
+  bool in_order = true;
+  for (std::size_t k = 0; k < at.size(); ++k) in_order = in_order && at[k].n == long(k + 1);
+  std::string out;
+  out.reserve(sql.size());
+  std::size_t from = 0;
+  for (const At& a : at) {
+    out.append(sql, from, a.pos - from);
+    out += '?';
+    if (!in_order) out.append(sql, a.pos + 1, a.len - 1);
+    from = a.pos + a.len;
+  }
+  out.append(sql, from, std::string::npos);
   return out;
 }
 
@@ -100,7 +125,7 @@ class SqliteDb : public Db {
   void each(const std::string& sql, const std::vector<Value>& params,
             const std::function<void(const Row&)>& row) override {
     sqlite3_stmt* st = nullptr;
-    const std::string numbered = numbered_params(sql);
+    const std::string numbered = sqlite_params(sql);
     if (const int rc = sqlite3_prepare_v2(db_, numbered.c_str(), static_cast<int>(numbered.size()), &st, nullptr);
         rc != SQLITE_OK)
       throw DbError(sqlite3_errmsg(db_), kind_of(rc));
@@ -108,8 +133,8 @@ class SqliteDb : public Db {
       sqlite3_stmt* s;
       ~Finalize() { sqlite3_finalize(s); }
     } fin{st};
-    // "?N" is slot N however often and in whatever order it appears; a value
-    // past the highest placeholder has no slot.
+    // Slot N is the value of $N either way (sqlite_params); a value past the
+    // highest placeholder has no slot.
     const std::size_t slots = static_cast<std::size_t>(sqlite3_bind_parameter_count(st));
     for (std::size_t i = 0; i < params.size() && i < slots; ++i) {
       const int slot = static_cast<int>(i + 1);

@@ -62,9 +62,9 @@ TEST(Store, RunIsRecordedInTheDefaultStoreUnlessNoStore) {
   fs::remove_all(d);
 }
 
-// The store's "$N" placeholders reach SQLite as numbered ones: each binds its
-// own value however often and in whatever order it appears, and "$1" inside
-// quoted text stays text.
+// The store's "$N" placeholders reach SQLite as bare "?" when they come in
+// order, else as numbered ones: either way each binds its own value however
+// often and in whatever order it appears, and "$1" inside quoted text stays text.
 TEST(Store, SqlitePlaceholdersBindByNumberAndQuotedTextIsLeftAlone) {
   const fs::path dir = temp_dir("store", "placeholders");
   auto db = flopwatt::store::open_sqlite((dir / "p.sqlite3").string(), true);
@@ -75,6 +75,13 @@ TEST(Store, SqlitePlaceholdersBindByNumberAndQuotedTextIsLeftAlone) {
   EXPECT_EQ(rows[0][1], "$1 it's");
   EXPECT_EQ(rows[0][2], "a");
   EXPECT_EQ(rows[0][3], "7");
+  // In order, each once (every INSERT of the store): bare "?", the same slots.
+  const auto in_order = db->query("SELECT $1, '$3', $2, $3", {"a", "b", "c"});
+  ASSERT_EQ(in_order.size(), 1u);
+  EXPECT_EQ(in_order[0][0], "a");
+  EXPECT_EQ(in_order[0][1], "$3");
+  EXPECT_EQ(in_order[0][2], "b");
+  EXPECT_EQ(in_order[0][3], "c");
   fs::remove_all(dir);
 }
 
