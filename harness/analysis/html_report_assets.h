@@ -127,6 +127,36 @@ inline constexpr const char* kHtmlScript = R"js(
   const title = function (t) { return {display: true, text: t}; };
   const scaled = function (v, s) { return v === null ? null : v * s; };
 
+  // Ops placed by intensity on log-log axes, one dataset per backend, and
+  // each op's ceiling (its roof, or its energy roof) as a triangle where it has one.
+  function placement(id, pts, o) {
+    if (!pts.length) {
+      none(id, o.none);
+      return;
+    }
+    const backends = Array.from(new Set(pts.map(function (p) { return p.backend; })));
+    const sets = backends.map(function (b, i) {
+      return {label: b + ' measured', backgroundColor: colour(i), pointRadius: 4,
+              data: pts.filter(function (p) { return p.backend === b; }).map(function (p) {
+                return {x: p.intensity, y: p[o.value] * 1e-9, name: o.name(p)};
+              })};
+    });
+    const ceilings = pts.filter(function (p) { return p[o.ceiling] !== null; });
+    if (ceilings.length)
+      sets.push({label: o.roof, backgroundColor: 'rgba(0,0,0,0)', borderColor: '#000', pointStyle: 'triangle', pointRadius: 5,
+                 data: ceilings.map(function (p) { return {x: p.intensity, y: p[o.ceiling] * 1e-9, name: p.label}; })});
+    draw(id, {
+      type: 'scatter',
+      data: {datasets: sets},
+      options: {scales: {x: {type: 'logarithmic', title: title('FLOP per byte')},
+                         y: {type: 'logarithmic', title: title(o.unit)}},
+                plugins: {title: title(o.title),
+                          tooltip: {callbacks: {label: function (c) {
+                            return c.raw.name + ': ' + c.raw.y.toPrecision(3) + ' ' + o.unit;
+                          }}}}}
+    });
+  }
+
   data.runs.forEach(function (run, r) {
     const t = run.trace;
     if (!t.sources.length) {
@@ -180,57 +210,16 @@ inline constexpr const char* kHtmlScript = R"js(
         });
       }
     }
-    if (!run.roofline.length) {
-      none('chart-roof-' + r, 'Roofline: no row has a roofline placement (no stored ceilings for this machine).');
-    } else {
-      const backends = Array.from(new Set(run.roofline.map(function (p) { return p.backend; })));
-      const sets = backends.map(function (b, i) {
-        return {label: b + ' measured', backgroundColor: colour(i), pointRadius: 4,
-                data: run.roofline.filter(function (p) { return p.backend === b; }).map(function (p) {
-                  return {x: p.intensity, y: p.flop_per_s * 1e-9, name: p.label};
-                })};
-      });
-      sets.push({label: 'roof at that intensity', backgroundColor: 'rgba(0,0,0,0)', borderColor: '#000',
-                 pointStyle: 'triangle', pointRadius: 5,
-                 data: run.roofline.map(function (p) { return {x: p.intensity, y: p.roof * 1e-9, name: p.label}; })});
-      draw('chart-roof-' + r, {
-        type: 'scatter',
-        data: {datasets: sets},
-        options: {scales: {x: {type: 'logarithmic', title: title('FLOP per byte')},
-                           y: {type: 'logarithmic', title: title('GFLOP/s')}},
-                  plugins: {title: title('Roofline: each op measured and its roof'),
-                            tooltip: {callbacks: {label: function (c) {
-                              return c.raw.name + ': ' + c.raw.y.toPrecision(3) + ' GFLOP/s';
-                            }}}}}
-      });
-    }
-    const er = run.energy_roofline;
-    if (!er.length) {
-      none('chart-eroof-' + r, 'Energy roofline: no row has both an intensity and a judged FLOP/J.');
-    } else {
-      const backends = Array.from(new Set(er.map(function (p) { return p.backend; })));
-      const sets = backends.map(function (b, i) {
-        return {label: b + ' measured', backgroundColor: colour(i), pointRadius: 4,
-                data: er.filter(function (p) { return p.backend === b; }).map(function (p) {
-                  return {x: p.intensity, y: p.flop_per_j * 1e-9, name: p.label + ' (' + p.source + ')'};
-                })};
-      });
-      const ceilings = er.filter(function (p) { return p.ceiling !== null; });
-      if (ceilings.length)
-        sets.push({label: 'energy roof at that intensity', backgroundColor: 'rgba(0,0,0,0)', borderColor: '#000',
-                   pointStyle: 'triangle', pointRadius: 5,
-                   data: ceilings.map(function (p) { return {x: p.intensity, y: p.ceiling * 1e-9, name: p.label}; })});
-      draw('chart-eroof-' + r, {
-        type: 'scatter',
-        data: {datasets: sets},
-        options: {scales: {x: {type: 'logarithmic', title: title('FLOP per byte')},
-                           y: {type: 'logarithmic', title: title('GFLOP/J')}},
-                  plugins: {title: title('Energy roofline: each op\'s judged FLOP/J and its fitted or modelled roof'),
-                            tooltip: {callbacks: {label: function (c) {
-                              return c.raw.name + ': ' + c.raw.y.toPrecision(3) + ' GFLOP/J';
-                            }}}}}
-      });
-    }
+    placement('chart-roof-' + r, run.roofline, {
+      value: 'flop_per_s', ceiling: 'roof', unit: 'GFLOP/s', roof: 'roof at that intensity',
+      name: function (p) { return p.label; },
+      title: 'Roofline: each op measured and its roof',
+      none: 'Roofline: no row has a roofline placement (no stored ceilings for this machine).'});
+    placement('chart-eroof-' + r, run.energy_roofline, {
+      value: 'flop_per_j', ceiling: 'ceiling', unit: 'GFLOP/J', roof: 'energy roof at that intensity',
+      name: function (p) { return p.label + ' (' + p.source + ')'; },
+      title: 'Energy roofline: each op\'s judged FLOP/J and its fitted or modelled roof',
+      none: 'Energy roofline: no row has both an intensity and a judged FLOP/J.'});
   });
 
   const paper = data.paper;
