@@ -139,8 +139,10 @@ try:
              if d in ("dist-packages", "site-packages")]
     check(len(pydir) == 1, f"one Python package dir under the prefix ({pydir})")
     if pydir:
+        # The installed module's Python: its path, and the sanitizers' runtimes when the build has them.
+        pyenv = dict(env, PYTHONPATH=pydir[0], **({"LD_PRELOAD": " ".join(preload)} if preload else {}))
         out = run([sys.executable, os.path.join(examples, "python", "train_step.py"), "--numpy", "--steps", "2"] + power,
-                  env=dict(env, PYTHONPATH=pydir[0], **({"LD_PRELOAD": " ".join(preload)} if preload else {})))
+                  env=pyenv)
         w = window_lines(out.replace("step ", "step_"))
         check(len(w) == 2 and all(near(v[2], WATTS, 0.05) for v in w.values()), f"python windows at {WATTS} W ({w})")
         # The reprs say what a window and a meter hold, for a user at the interpreter.
@@ -150,8 +152,7 @@ try:
                 "print(repr(m)); print(repr(w))\n"
                 "with w: time.sleep(0.3)\n"
                 "print(repr(w))\n")
-        out = run([sys.executable, "-c", code, power[1], power[3]],
-                  env=dict(env, PYTHONPATH=pydir[0], **({"LD_PRELOAD": " ".join(preload)} if preload else {})))
+        out = run([sys.executable, "-c", code, power[1], power[3]], env=pyenv)
         lines = out.strip().splitlines()
         check(len(lines) == 3 and lines[0].startswith("<flopwatt.Meter sampling") and "not entered" in lines[1]
               and lines[2].startswith("<flopwatt.Window 'w' ") and " J, " in lines[2] and "GFLOP/J from " in lines[2],
@@ -164,8 +165,7 @@ try:
                 "    flopwatt.Meter(power_log=sys.argv[1], sysfs_root=sys.argv[2], pushgateway='gw:9091')\n"
                 "except Exception as e:\n"
                 "    print(e)\n")
-        out = run([sys.executable, "-c", code, power[1], power[3]],
-                  env=dict(env, PYTHONPATH=pydir[0], **({"LD_PRELOAD": " ".join(preload)} if preload else {})))
+        out = run([sys.executable, "-c", code, power[1], power[3]], env=pyenv)
         lines = out.strip().splitlines()
         check(len(lines) == 2 and lines[0] == "nightly-7" and lines[1].startswith("MeterOptions::pushgateway gw:9091: "),
               f"Python Meter's push options ({lines})")

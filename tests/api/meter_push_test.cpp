@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "flopwatt/meter.h"
+#include "tests/api/meter_support.h"
 #include "tests/harness/cli_support.h"
 #include "tests/harness/net_support.h"
 
@@ -40,17 +41,7 @@ bool in_ci() {
   return ci && std::string(ci) == "true";
 }
 
-flopwatt::MeterOptions at_20_watts(const fs::path& dir) {
-  const fs::path log = dir / "meter.log";
-  std::ofstream f(log);
-  f << "# clock: realtime\n";
-  const double now = double(std::time(nullptr));
-  for (double t = now - 5; t < now + 60; t += 0.1) f << std::fixed << t << "," << kWatts << "\n";
-  flopwatt::MeterOptions o;
-  o.power_log = log.string();
-  o.sysfs_root = std::string(FLOPWATT_TEST_FIXTURES) + "/power/laptop";
-  return o;
-}
+flopwatt::MeterOptions at_20_watts(const fs::path& dir) { return flopwatt::testing::at_constant_watts(dir, kWatts); }
 
 // The value of the sample of `name` whose labels include every one of
 // `labels`, from the text format; NaN when there is none.

@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/api/meter_support.h"
+
 namespace fs = std::filesystem;
 
 // Allocations made by this thread, to hold begin/close to "nothing allocated
@@ -59,20 +61,8 @@ class MeterTest : public ::testing::Test {
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
-  // An external meter at 20 W for the next minute, on the realtime clock.
-  std::string meter_log() const {
-    const fs::path p = dir_ / "meter.log";
-    std::ofstream f(p);
-    f << "# clock: realtime\n";
-    const double now = double(std::time(nullptr));
-    for (double t = now - 5; t < now + 60; t += 0.1) f << std::fixed << t << "," << kWatts << "\n";
-    return p.string();
-  }
   flopwatt::MeterOptions at_20_watts(const std::string& fixture = "laptop") const {
-    flopwatt::MeterOptions o;
-    o.power_log = meter_log();
-    o.sysfs_root = std::string(FLOPWATT_TEST_FIXTURES) + "/power/" + fixture;
-    return o;
+    return flopwatt::testing::at_constant_watts(dir_, kWatts, fixture);
   }
   fs::path dir_;
 };
