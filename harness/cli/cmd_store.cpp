@@ -49,15 +49,31 @@ std::vector<std::string> import_units(const std::string& dir) {
   return subs;
 }
 
+// The run id of a unit that is one run dir, when the store already has it:
+// such a unit is counted as present without loading it (a re-import of a
+// folder of thousands reads each file once, without building its document).
+bool known_run(store::Store& s, const std::string& unit) {
+  const std::string file = (std::filesystem::path(unit) / "run.json").string();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) return false;
+  const auto id = peek_run_id(file);
+  return id && !id->empty() && s.has_run(*id);
+}
+
 int do_import(const StoreArgs& a) {
   auto s = open_store(a, true);
-  std::size_t added = 0, present = 0, refused = 0;
+  std::size_t present = 0, refused = 0;
   auto refuse = [&refused](const std::string& what, const std::string& why) {
     ++refused;
     fmt::print(stderr, "flopwatt: store import: {}: {}\n", what, why);
   };
+  store::Batch batch(*s);
   for (const auto& d : a.dirs)
     for (const auto& unit : import_units(d)) {
+      if (known_run(*s, unit)) {
+        ++present;
+        continue;
+      }
       std::vector<LoadedRun> runs;
       try {
         runs = load_runs(unit);
@@ -72,12 +88,12 @@ int do_import(const StoreArgs& a) {
           continue;
         }
         // Present runs are not written out again (their JSON, a transaction): re-importing a folder is cheap.
-        if (!s->has_run(lr.run.run_id) && s->record(lr.run, {})) ++added;
-        else ++present;
+        if (s->has_run(lr.run.run_id) || !batch.record(lr.run, {})) ++present;
       }
     }
-  fmt::print("imported {} run(s) into {}; {} already there{}\n", added, store::masked(s->target().spec), present,
-             refused ? fmt::format("; {} refused (each named above)", refused) : "");
+  batch.finish();
+  fmt::print("imported {} run(s) into {}; {} already there{}\n", batch.stored(), store::masked(s->target().spec),
+             present, refused ? fmt::format("; {} refused (each named above)", refused) : "");
   return refused ? 2 : 0;
 }
 
@@ -192,24 +208,26 @@ int do_push(const StoreArgs& a) {
   std::set<std::string> there;
   for (auto& id : remote->run_ids()) there.insert(std::move(id));
   const auto ids = local->run_ids();
-  std::size_t sent = 0, todo = 0;
+  std::size_t todo = 0;
   for (const auto& id : ids) todo += there.count(id) ? 0 : 1;
-  for (const auto& id : ids) {
-    if (there.count(id)) continue;
-    const Run run = run_from_json(nlohmann::json::parse(*local->run_json(id)));
-    try {
-      // One transaction per run, samples included, keyed by its id: a retry
-      // after a drop sends what is missing and nothing twice.
-      if (remote->record(run, local->tags(id), local->samples(id))) ++sent;
-    } catch (const store::DbError& e) {
-      fmt::print(stderr,
-                 "flopwatt: store push {}: stopped after {} of {} run(s): {}; fix: run `flopwatt store push` again "
-                 "when the server is back (the local store keeps every run)\n",
-                 store::masked(rt.spec), sent, todo, e.what());
-      return 1;
+  // Runs go in batches, each run keyed by its id: a retry after a drop sends
+  // what is missing (the batch in flight included) and nothing twice.
+  store::Batch batch(*remote);
+  try {
+    for (const auto& id : ids) {
+      if (there.count(id)) continue;
+      const Run run = run_from_json(nlohmann::json::parse(*local->run_json(id)));
+      batch.record(run, local->tags(id), local->samples(id));
     }
+    batch.finish();
+  } catch (const store::DbError& e) {
+    fmt::print(stderr,
+               "flopwatt: store push {}: stopped after {} of {} run(s): {}; fix: run `flopwatt store push` again "
+               "when the server is back (the local store keeps every run)\n",
+               store::masked(rt.spec), batch.stored(), todo, e.what());
+    return 1;
   }
-  fmt::print("pushed {} run(s) to {}; {} already there\n", sent, store::masked(rt.spec), ids.size() - todo);
+  fmt::print("pushed {} run(s) to {}; {} already there\n", batch.stored(), store::masked(rt.spec), ids.size() - todo);
   return 0;
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include "harness/output/headline_view.h"
 #include "harness/output/text.h"
 #include "harness/store/conninfo.h"
+#include "harness/store/run_doc.h"
 #include "harness/store/schema.h"
 #include "workloads/error.h"
 
@@ -335,10 +337,41 @@ void backfill_row_headlines(Db& db) {
   }
 }
 
+// A run's document as the run_doc parameter of `db`: bytes for SQLite (the
+// statement casts them to a blob), bytea's hex text for PostgreSQL.
+Value doc_param(const Db& db, const std::string& json) {
+  std::string z = pack_run_doc(json);
+  return db.sqlite() ? z : bytea_text(z);
+}
+std::string doc_placeholder(const Db& db, int n) {
+  return db.sqlite() ? fmt::format("CAST(${} AS BLOB)", n) : fmt::format("${}", n);
+}
+std::string doc_json(const Db& db, const std::string& stored) {
+  try {
+    return unpack_run_doc(db.sqlite() ? stored : bytea_bytes(stored));
+  } catch (const std::runtime_error& e) {
+    throw DbError(e.what(), DbErrorKind::kCorrupt);
+  }
+}
+
+// Version 2 kept run.json as text (run_json) and each row's repetition times
+// again (rep_times_s): both move into the compressed run_doc.
+void pack_stored_runs(Db& db) {
+  std::vector<std::string> ids;
+  db.each("SELECT run_id FROM runs WHERE run_doc IS NULL", {}, [&ids](const Row& r) { ids.push_back(*r[0]); });
+  for (const auto& id : ids) {
+    const auto j = db.query("SELECT run_json FROM runs WHERE run_id = $1", {id});
+    db.query("UPDATE runs SET run_json = '', run_doc = " + doc_placeholder(db, 2) + " WHERE run_id = $1",
+             {id, doc_param(db, j.at(0).at(0).value_or(""))});
+  }
+  db.exec("UPDATE measurements SET rep_times_s = NULL");
+}
+
 void migrate(Db& db, int from) {
   for (int v = from; v < kSchemaVersion; ++v) {
     db.exec(migrations()[static_cast<std::size_t>(v)]);
     if (v == 1) backfill_row_headlines(db);
+    if (v == 2) pack_stored_runs(db);
   }
   db.exec("DELETE FROM schema_version");
   db.query("INSERT INTO schema_version (version) VALUES ($1)", {std::to_string(kSchemaVersion)});
@@ -482,6 +515,72 @@ std::vector<SampleRow> parse_samples_csv(const std::string& csv) {
   return out;
 }
 
+template <class F>
+auto Store::transaction(F&& body) {
+  if (!batching_) return in_transaction(*db_, std::forward<F>(body));
+  if (!batch_open_) {
+    db_->exec(db_->sqlite() ? "BEGIN IMMEDIATE" : "BEGIN");
+    batch_open_ = true;
+  }
+  db_->exec("SAVEPOINT run");
+  try {
+    auto r = body();
+    db_->exec("RELEASE SAVEPOINT run");
+    return r;
+  } catch (const DbError& e) {
+    if (e.lost()) throw;  // the whole transaction is gone with the connection
+    db_->exec("ROLLBACK TO SAVEPOINT run");
+    db_->exec("RELEASE SAVEPOINT run");
+    throw;
+  }
+}
+
+void Store::commit_batch() {
+  if (!batch_open_) return;
+  batch_open_ = false;
+  db_->exec("COMMIT");
+}
+
+void Store::abandon_batch() {
+  batching_ = false;
+  if (!batch_open_) return;
+  batch_open_ = false;
+  try {
+    db_->exec("ROLLBACK");
+  } catch (const DbError&) {
+    // a connection already gone took the transaction with it
+  }
+}
+
+namespace {
+double monotonic_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+bool Batch::record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples) {
+  // Bounded in time as well as in runs: a batch holds SQLite's write lock,
+  // and another writer waits for it.
+  constexpr std::size_t kRuns = 200;
+  constexpr double kSeconds = 0.5;
+  if (pending_ == 0) opened_s_ = monotonic_s();
+  const bool added = s_.record(run, tags, samples);
+  if (added) ++pending_;
+  if (pending_ >= kRuns || monotonic_s() - opened_s_ >= kSeconds) commit();
+  return added;
+}
+
+void Batch::commit() {
+  s_.commit_batch();
+  stored_ += pending_;
+  pending_ = 0;
+}
+
+void Batch::finish() {
+  commit();
+  s_.batching_ = false;
+}
+
 bool Store::record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples) {
   // The run id is the key: a run without one would be stored as '' and every later one dropped as "already there".
   if (run.run_id.empty())
@@ -504,7 +603,7 @@ bool Store::record(const Run& run, const std::vector<std::string>& tags, const s
     for (const auto& t : *it)
       if (t.is_string()) all_tags.push_back(t.get<std::string>());
   const auto [npu_device, npu_firmware] = npu_of(c);
-  return in_transaction(*db_, [&] {
+  return transaction([&] {
     db_->query(
         "INSERT INTO machines (machine_id, label, hostname, cpu, cores, memory_bytes, kernel, arch, npu_device, "
         "npu_firmware) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (machine_id) DO NOTHING",
@@ -533,11 +632,12 @@ bool Store::record(const Run& run, const std::vector<std::string>& tags, const s
     }
     const auto inserted = db_->query(
         "INSERT INTO runs (run_id, machine_id, started_utc, ended_utc, complete, command, command_line, "
-        "flopwatt_version, git_revision, headline_source, supply, recorded_utc, run_json) VALUES ($1, $2, $3, $4, $5, "
-        "$6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (run_id) DO NOTHING RETURNING run_id",
+        "flopwatt_version, git_revision, headline_source, supply, recorded_utc, run_json, run_doc) VALUES ($1, $2, $3, "
+        "$4, $5, $6, $7, $8, $9, $10, $11, $12, '', " + doc_placeholder(*db_, 13) +
+            ") ON CONFLICT (run_id) DO NOTHING RETURNING run_id",
         {run.run_id, machine_id, opt_text(c, "started_utc"), opt_text(c, "ended_utc"), run.complete ? "1" : "0",
          opt_text(c, "command"), opt_text(c, "command_line"), run.flopwatt_version, opt_text(c, "flopwatt_git_revision"),
-         run_headline(run).json_value(), supply.dump(), utc_now(), to_json(run).dump()});
+         run_headline(run).json_value(), supply.dump(), utc_now(), doc_param(*db_, to_json(run).dump())});
     if (inserted.empty()) return false;  // already recorded: nothing else changes
     for (const auto& t : all_tags)
       db_->query("INSERT INTO run_tags (run_id, tag) VALUES ($1, $2) ON CONFLICT (run_id, tag) DO NOTHING",
@@ -553,7 +653,7 @@ bool Store::record(const Run& run, const std::vector<std::string>& tags, const s
                    m.dtype, m.shape ? num(double(m.shape->M)) : Value{}, m.shape ? num(double(m.shape->N)) : Value{},
                    m.shape ? num(double(m.shape->K)) : Value{}, m.layout, num(m.threads), m.simulated ? "1" : "0",
                    m.skipped, std::to_string(m.reps), num(m.time_s.median), num(m.flop), num(m.flop_per_s), h.energy_j,
-                   h.flop_per_j, nlohmann::json(m.rep_times_s).dump(), h.source});
+                   h.flop_per_j, Value{}, h.source});  // rep_times_s: in the run's document only
       for (const auto& [src, e] : m.energy)
         energy.insert(energy.end(), {run.run_id, idx, src, m.window_ns ? Value{std::to_string((*m.window_ns)[0])} : Value{},
                                      m.window_ns ? Value{std::to_string((*m.window_ns)[1])} : Value{}, num(e.j),
@@ -669,9 +769,10 @@ std::vector<RunSummary> Store::list(const ListFilter& f) {
 }
 
 std::optional<std::string> Store::run_json(const std::string& run_id) {
-  const auto r = db_->query("SELECT run_json FROM runs WHERE run_id = $1", {run_id});
+  const auto r = db_->query("SELECT run_doc, run_json FROM runs WHERE run_id = $1", {run_id});
   if (r.empty()) return std::nullopt;
-  return r[0][0];
+  if (r[0][0]) return doc_json(*db_, *r[0][0]);
+  return r[0][1];
 }
 
 std::optional<std::string> Store::resolve_run(const std::string& ref) {

@@ -16,7 +16,7 @@
 
 namespace flopwatt::store {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 // PRAGMA application_id of a flopwatt SQLite store ("FWst"): tells it from any other SQLite file.
 inline constexpr int kApplicationId = 0x46577374;
 
@@ -100,7 +100,8 @@ class Store {
   const Target& target() const { return target_; }
   // Records one run in one transaction; returns false when the run id is
   // already there (nothing is changed then). Samples are added when given, in
-  // the same transaction.
+  // the same transaction. Inside a batch the run is a savepoint of the
+  // batch's transaction instead, and is stored when the batch commits.
   bool record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples = {});
   bool has_run(const std::string& run_id);
   std::vector<std::string> run_ids();
@@ -129,9 +130,42 @@ class Store {
   void prepare(bool create);
   void prepare_sqlite(bool create);
   void prepare_postgres(bool create);
+  template <class F>
+  auto transaction(F&& body);
+  friend class Batch;
+  void commit_batch();
+  void abandon_batch();
   Target target_;
   std::unique_ptr<Db> db_;
   int version_ = 0;
+  bool batching_ = false, batch_open_ = false;
+};
+
+// Many runs recorded in few transactions: a commit waits for the disk (or the
+// server's), and an import of thousands of runs spent most of its time there.
+// While a Batch lives, Store::record calls share one transaction (each run a
+// savepoint in it), committed every half second or 200 runs; a run counts as
+// stored once its commit is through. Leaving a Batch without finish() (a
+// throw on the way) rolls back what was not committed, and only that: a
+// retry records it again, and nothing twice.
+class Batch {
+ public:
+  explicit Batch(Store& s) : s_(s) { s_.batching_ = true; }
+  ~Batch() { s_.abandon_batch(); }
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+  // Store::record, committing the batch when it is due.
+  bool record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples = {});
+  // Commits what is left and ends the batch.
+  void finish();
+  // Runs this batch has stored so far (committed).
+  std::size_t stored() const { return stored_; }
+
+ private:
+  void commit();
+  Store& s_;
+  std::size_t stored_ = 0, pending_ = 0;
+  double opened_s_ = 0;
 };
 
 // The bad input a DbError on store `t` is: what is true (a full disk, a

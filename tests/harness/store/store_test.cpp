@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include "harness/store/db.h"
 #include "harness/store/store.h"
@@ -689,38 +690,73 @@ TEST(Store, EachRowKeepsItsOwnHeadlineSourceAndFigure) {
   fs::remove_all(d);
 }
 
+namespace {
+
+// A store as release `version` (1 or 2) left it, made from one the current
+// binary writes: version 2 kept run.json as text in run_json, each row's
+// repetition times in rep_times_s and an index on (config_key, backend);
+// version 1 also had no per-row headline column, every row's energy under
+// the run's headline source (here the sentinel 7 shows the backfill ran).
+void make_old_store(const fs::path& file, const fs::path& run_dir, int version) {
+  ASSERT_EQ(run_command_line(kBin + " store import " + run_dir.string() + " --store " + file.string()).code, 0);
+  auto db = flopwatt::store::open_sqlite(file.string(), false);
+  const std::string text = slurp(run_dir / "run.json");
+  db->query("UPDATE runs SET run_json = $1", {text});
+  db->exec("ALTER TABLE runs DROP COLUMN run_doc; CREATE INDEX measurements_key ON measurements (config_key, backend); "
+           "UPDATE measurements SET rep_times_s = '[0.5]'");
+  if (version == 1)
+    db->exec("ALTER TABLE measurements DROP COLUMN headline_source; UPDATE measurements SET energy_j = 7, flop_per_j = 7");
+  db->exec(fmt::format("DELETE FROM schema_version; INSERT INTO schema_version VALUES ({0}); PRAGMA user_version = {0}",
+                       version));
+}
+
+// What schema 3 keeps: every run.json compressed in run_doc, nothing in
+// run_json or rep_times_s, no (config_key, backend) index.
+void expect_schema_3(const fs::path& file) {
+  auto db = flopwatt::store::open_sqlite(file.string(), false, true);
+  EXPECT_EQ(*db->query("SELECT COUNT(*) FROM runs WHERE run_doc IS NULL OR run_json != ''").at(0).at(0), "0");
+  EXPECT_EQ(*db->query("SELECT COUNT(*) FROM measurements WHERE rep_times_s IS NOT NULL").at(0).at(0), "0");
+  EXPECT_EQ(*db->query("SELECT COUNT(*) FROM sqlite_master WHERE name = 'measurements_key'").at(0).at(0), "0");
+}
+
+}  // namespace
+
 TEST(Store, AStoreOfThePreviousSchemaIsMigratedInPlace) {
   const fs::path d = temp_dir("store", "oldschema");
   const flopwatt::Run run = mixed_headlines("old-run");
   write_run_dir(run, d / "r");
   write_run_dir(variant("later-run", "2026-02-01T00:00:00Z"), d / "later");
-  // Version 1 as that release left it: no per-row headline column, and every
-  // row's energy under the run's headline source (here a sentinel shows the backfill ran).
-  auto make_v1 = [&](const fs::path& file) {
-    ASSERT_EQ(run_command_line(kBin + " store import " + (d / "r").string() + " --store " + file.string()).code, 0);
-    auto db = flopwatt::store::open_sqlite(file.string(), false);
-    db->exec("ALTER TABLE measurements DROP COLUMN headline_source; UPDATE measurements SET energy_j = 7, flop_per_j = 7; "
-             "DELETE FROM schema_version; INSERT INTO schema_version VALUES (1); PRAGMA user_version = 1");
-  };
-  const fs::path a = d / "a.sqlite3", b = d / "b.sqlite3";
-  make_v1(a);
-  // A reading command says so and names the fix; `store init` migrates, keeping the run.
-  auto r = run_command_line(kBin + " store ls --store " + a.string());
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.err.find("older schema (version 1)"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("flopwatt store init --store " + a.string()), std::string::npos) << r.err;
-  r = run_command_line(kBin + " store init --store " + a.string());
-  ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("schema version 2"), std::string::npos) << r.out;
-  r = run_command_line(kBin + " store export --format csv --store " + a.string());
-  ASSERT_EQ(r.code, 0) << r.err;
-  expect_rows_headlines(r.out, run);
-  // A writing command migrates on its own.
-  make_v1(b);
-  r = run_command_line(kBin + " store import " + (d / "later").string() + " --store " + b.string());
-  ASSERT_EQ(r.code, 0) << r.err;
-  r = run_command_line(ls(b));
-  EXPECT_EQ(lines(r.out), 3u) << r.out << r.err;
+  for (const int version : {1, 2}) {
+    SCOPED_TRACE(version);
+    const fs::path a = d / fmt::format("a{}.sqlite3", version), b = d / fmt::format("b{}.sqlite3", version);
+    make_old_store(a, d / "r", version);
+    // A reading command says so and names the fix; `store init` migrates, keeping the run.
+    auto r = run_command_line(kBin + " store ls --store " + a.string());
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.err.find(fmt::format("older schema (version {})", version)), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("flopwatt store init --store " + a.string()), std::string::npos) << r.err;
+    r = run_command_line(kBin + " store init --store " + a.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("schema version 3"), std::string::npos) << r.out;
+    expect_schema_3(a);
+    r = run_command_line(kBin + " store export --format csv --store " + a.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    expect_rows_headlines(r.out, run);
+    // The run reads back whole from its compressed document: its repetition times too.
+    r = run_command_line(kBin + " store export --format json --store " + a.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto exported = nlohmann::json::parse(r.out);
+    ASSERT_EQ(exported.size(), 1u) << r.out;
+    EXPECT_EQ(exported[0].at("measurements").at(0).at("rep_times_s"),
+              nlohmann::json::parse(slurp(d / "r" / "run.json")).at("measurements").at(0).at("rep_times_s"));
+    // A writing command migrates on its own.
+    make_old_store(b, d / "r", version);
+    r = run_command_line(kBin + " store import " + (d / "later").string() + " --store " + b.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    r = run_command_line(ls(b));
+    EXPECT_EQ(lines(r.out), 3u) << r.out << r.err;
+    expect_schema_3(b);
+  }
   fs::remove_all(d);
 }
 
