@@ -16,6 +16,7 @@
 #include "harness/analysis/grad_order_report.h"
 #include "harness/output/csv_writer.h"
 #include "harness/output/headline_view.h"
+#include "harness/output/json_text.h"
 #include "harness/output/metrics.h"
 #include "harness/output/text.h"
 #include "workloads/error.h"
@@ -159,53 +160,9 @@ bool read_whole(const std::string& path, std::string& text) {
   return true;
 }
 
-// The index of the quote that closes the string opened at `open`, or npos.
-std::size_t string_end(const std::string& text, std::size_t open) {
-  for (std::size_t j = open + 1;; j += 2) {
-    j = text.find_first_of("\"\\", j);
-    if (j == std::string::npos || text[j] == '"') return j;
-  }
-}
-std::size_t skip_space(const std::string& text, std::size_t i) {
-  while (i < text.size() && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t')) ++i;
-  return i;
-}
 }  // namespace
 
-std::optional<std::string> peek_run_id(const std::string& path) {
-  // Only strings and nesting are followed: no number is converted and no
-  // document built (nlohmann's SAX parse converts every number, and took a
-  // re-import of 2000 runs past 3 s). A key written with escapes, or any
-  // surprise, gives nullopt, and the caller loads the file as usual.
-  std::string text;
-  if (!read_whole(path, text)) return std::nullopt;
-  int depth = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '{' || c == '[') ++depth;
-    else if (c == '}' || c == ']') --depth;
-    if (c != '"') continue;
-    const std::size_t end = string_end(text, i);
-    if (end == std::string::npos) return std::nullopt;
-    const std::size_t after = skip_space(text, end + 1);
-    if (depth == 1 && after < text.size() && text[after] == ':' && text.compare(i, end - i + 1, "\"run_id\"") == 0) {
-      const std::size_t v = skip_space(text, after + 1);
-      if (v >= text.size() || text[v] != '"') return std::nullopt;
-      const std::size_t v_end = string_end(text, v);
-      if (v_end == std::string::npos) return std::nullopt;
-      try {
-        return json::parse(text.begin() + static_cast<std::ptrdiff_t>(v), text.begin() + static_cast<std::ptrdiff_t>(v_end + 1))
-            .get<std::string>();
-      } catch (const json::exception&) {
-        return std::nullopt;
-      }
-    }
-    i = end;
-  }
-  return std::nullopt;
-}
-
-Run load_run_file(const std::string& path) {
+std::string read_run_text(const std::string& path) {
   // stat first: a directory or a link loop named run.json opens as an ifstream
   // that fails later with a libstdc++ message (or an uncaught filesystem_error).
   struct stat st {};
@@ -213,6 +170,10 @@ Run load_run_file(const std::string& path) {
   if (!S_ISREG(st.st_mode)) throw InputError(path, "not a regular file", kRunFix);
   std::string text;
   if (!read_whole(path, text)) throw InputError(path, "cannot read", kRunFix);
+  return text;
+}
+
+Run run_from_text(const std::string& path, const std::string& text) {
   json j;
   try {
     j = json::parse(text);
@@ -235,6 +196,7 @@ Run load_run_file(const std::string& path) {
   }
 }
 
+Run load_run_file(const std::string& path) { return run_from_text(path, read_run_text(path)); }
 
 std::vector<LoadedRun> load_runs(const std::string& dir) {
   const fs::path d(dir);

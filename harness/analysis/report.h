@@ -25,10 +25,10 @@ struct LoadedRun {
 // Reads one run.json; throws InputError naming the file (unreadable, not JSON,
 // wrong schema_version, missing fields) with the fix.
 Run load_run_file(const std::string& path);
-// The top-level run_id of a run.json, found by scanning it without building
-// the document (a tenth of a full load); nullopt when the file cannot be read,
-// is not JSON up to that key, or has none. For skipping runs already known.
-std::optional<std::string> peek_run_id(const std::string& path);
+// load_run_file's two halves, for a caller that looks at the text before
+// parsing it (store import skips runs it already has by their run_id).
+std::string read_run_text(const std::string& path);
+Run run_from_text(const std::string& path, const std::string& text);
 // A run dir (run.json), a campaign dir (campaign.json listing its phases' run
 // dirs) or a dir whose direct subdirectories are run dirs; throws InputError
 // when `dir` is none of these.

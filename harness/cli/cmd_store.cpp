@@ -13,6 +13,7 @@
 #include "harness/analysis/report.h"
 #include "harness/cli/commands.h"
 #include "harness/output/headline_view.h"
+#include "harness/output/json_text.h"
 #include "harness/output/text.h"
 #include "harness/store/store.h"
 #include "workloads/error.h"
@@ -49,17 +50,6 @@ std::vector<std::string> import_units(const std::string& dir) {
   return subs;
 }
 
-// The run id of a unit that is one run dir, when the store already has it:
-// such a unit is counted as present without loading it (a re-import of a
-// folder of thousands reads each file once, without building its document).
-bool known_run(store::Store& s, const std::string& unit) {
-  const std::string file = (std::filesystem::path(unit) / "run.json").string();
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) return false;
-  const auto id = peek_run_id(file);
-  return id && !id->empty() && s.has_run(*id);
-}
-
 int do_import(const StoreArgs& a) {
   auto s = open_store(a, true);
   std::size_t present = 0, refused = 0;
@@ -68,27 +58,33 @@ int do_import(const StoreArgs& a) {
     fmt::print(stderr, "flopwatt: store import: {}: {}\n", what, why);
   };
   store::Batch batch(*s);
+  auto record = [&](const Run& run, const std::string& file, const std::string* doc) {
+    if (run.run_id.empty())
+      return refuse(file, "has no run_id (the key a run is stored by); fix: restore the run_id flopwatt wrote");
+    // Present runs are not written out again (their JSON, a transaction): re-importing a folder is cheap.
+    if (s->has_run(run.run_id) || !batch.record(run, {}, {}, doc)) ++present;
+  };
   for (const auto& d : a.dirs)
     for (const auto& unit : import_units(d)) {
-      if (known_run(*s, unit)) {
-        ++present;
-        continue;
-      }
-      std::vector<LoadedRun> runs;
       try {
-        runs = load_runs(unit);
-      } catch (const InputError& e) {
-        refuse(e.where(), e.problem() + (e.fix().empty() ? "" : "; fix: " + e.fix()));
-        continue;
-      }
-      for (const auto& lr : runs) {
-        const std::string file = (std::filesystem::path(lr.dir) / "run.json").string();
-        if (lr.run.run_id.empty()) {
-          refuse(file, "has no run_id (the key a run is stored by); fix: restore the run_id flopwatt wrote");
+        const std::string file = (std::filesystem::path(unit) / "run.json").string();
+        std::error_code ec;
+        if (!std::filesystem::exists(file, ec)) {  // a campaign, or what load_runs says is none
+          for (const auto& lr : load_runs(unit))
+            record(lr.run, (std::filesystem::path(lr.dir) / "run.json").string(), nullptr);
           continue;
         }
-        // Present runs are not written out again (their JSON, a transaction): re-importing a folder is cheap.
-        if (s->has_run(lr.run.run_id) || !batch.record(lr.run, {})) ++present;
+        // A run dir is read once: a run the store has is known by its id
+        // alone, without building its document (a re-import of thousands
+        // does little else), and a new one is stored as its text.
+        const std::string text = read_run_text(file);
+        if (const auto id = top_level_string(text, "run_id"); id && !id->empty() && s->has_run(*id)) {
+          ++present;
+          continue;
+        }
+        record(run_from_text(file, text), file, &text);
+      } catch (const InputError& e) {
+        refuse(e.where(), e.problem() + (e.fix().empty() ? "" : "; fix: " + e.fix()));
       }
     }
   batch.finish();

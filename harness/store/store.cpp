@@ -22,6 +22,7 @@
 #include "harness/output/headline_view.h"
 #include "harness/output/text.h"
 #include "harness/store/conninfo.h"
+#include "harness/output/json_text.h"
 #include "harness/store/run_doc.h"
 #include "harness/store/schema.h"
 #include "workloads/error.h"
@@ -558,13 +559,14 @@ double monotonic_s() {
 }
 }  // namespace
 
-bool Batch::record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples) {
+bool Batch::record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples,
+                   const std::string* doc) {
   // Bounded in time as well as in runs: a batch holds SQLite's write lock,
   // and another writer waits for it.
   constexpr std::size_t kRuns = 200;
   constexpr double kSeconds = 0.5;
   if (pending_ == 0) opened_s_ = monotonic_s();
-  const bool added = s_.record(run, tags, samples);
+  const bool added = s_.record(run, tags, samples, doc);
   if (added) ++pending_;
   if (pending_ >= kRuns || monotonic_s() - opened_s_ >= kSeconds) commit();
   return added;
@@ -581,7 +583,8 @@ void Batch::finish() {
   s_.batching_ = false;
 }
 
-bool Store::record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples) {
+bool Store::record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples,
+                   const std::string* doc) {
   // The run id is the key: a run without one would be stored as '' and every later one dropped as "already there".
   if (run.run_id.empty())
     throw InputError("run.json", "has no run_id (or an empty one), the key the store records a run by",
@@ -637,7 +640,8 @@ bool Store::record(const Run& run, const std::vector<std::string>& tags, const s
             ") ON CONFLICT (run_id) DO NOTHING RETURNING run_id",
         {run.run_id, machine_id, opt_text(c, "started_utc"), opt_text(c, "ended_utc"), run.complete ? "1" : "0",
          opt_text(c, "command"), opt_text(c, "command_line"), run.flopwatt_version, opt_text(c, "flopwatt_git_revision"),
-         run_headline(run).json_value(), supply.dump(), utc_now(), doc_param(*db_, to_json(run).dump())});
+         run_headline(run).json_value(), supply.dump(), utc_now(),
+         doc_param(*db_, doc ? minified_json(*doc) : to_json(run).dump())});
     if (inserted.empty()) return false;  // already recorded: nothing else changes
     for (const auto& t : all_tags)
       db_->query("INSERT INTO run_tags (run_id, tag) VALUES ($1, $2) ON CONFLICT (run_id, tag) DO NOTHING",

@@ -102,7 +102,10 @@ class Store {
   // already there (nothing is changed then). Samples are added when given, in
   // the same transaction. Inside a batch the run is a savepoint of the
   // batch's transaction instead, and is stored when the batch commits.
-  bool record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples = {});
+  // `doc`, when given, is the run's run.json as read (the run parsed from
+  // it), kept instead of writing the run out again.
+  bool record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples = {},
+              const std::string* doc = nullptr);
   bool has_run(const std::string& run_id);
   std::vector<std::string> run_ids();
   std::vector<RunSummary> list(const ListFilter& f);
@@ -155,7 +158,8 @@ class Batch {
   Batch(const Batch&) = delete;
   Batch& operator=(const Batch&) = delete;
   // Store::record, committing the batch when it is due.
-  bool record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples = {});
+  bool record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples = {},
+              const std::string* doc = nullptr);
   // Commits what is left and ends the batch.
   void finish();
   // Runs this batch has stored so far (committed).

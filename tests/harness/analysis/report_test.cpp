@@ -354,30 +354,3 @@ TEST(ReportCli, ExitCodes) {
 
 }  // namespace
 }  // namespace flopwatt
-
-namespace flopwatt {
-namespace {
-
-// peek_run_id finds the top level's run_id however the text is laid out, and
-// only that one: not a nested run_id, not "run_id" inside a string value.
-TEST(PeekRunId, FindsTheTopLevelKeyOnly) {
-  const fs::path d = temp_dir("peek");
-  auto peek = [&](const std::string& text) {
-    std::ofstream(d / "run.json") << text;
-    return peek_run_id((d / "run.json").string());
-  };
-  EXPECT_EQ(peek(R"({"run_id":"a"})"), "a");
-  EXPECT_EQ(peek("{\n  \"context\": {\"run_id\": \"nested\"},\n  \"run_id\" :\t\"top\"\n}\n"), "top");
-  EXPECT_EQ(peek(R"({"m":[{"run_id":"x"},["run_id"]],"note":"\"run_id\":\"fake\" {[","run_id":"r\"q\u00e9"})"),
-            "r\"q\xc3\xa9");
-  EXPECT_EQ(peek(R"({"label":"run_id","run_id":"b"})"), "b");  // a value equal to the key is not the key
-  EXPECT_EQ(peek(R"({"context":{"run_id":"nested"}})"), std::nullopt);
-  EXPECT_EQ(peek(R"({"run_id":7})"), std::nullopt);
-  EXPECT_EQ(peek(R"({"run_id":"cut)"), std::nullopt);
-  EXPECT_EQ(peek(""), std::nullopt);
-  EXPECT_EQ(peek_run_id((d / "missing.json").string()), std::nullopt);
-  fs::remove_all(d);
-}
-
-}  // namespace
-}  // namespace flopwatt
