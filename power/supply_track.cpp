@@ -125,7 +125,7 @@ void SupplyMonitor::poll_now() {
 void SupplyMonitor::cover(std::int64_t t_ns) {
   {
     std::lock_guard<std::mutex> g(mu_);
-    if (track_.polls() > 0 && track_.last_poll_ns() >= t_ns) return;
+    if (track_.polls() > 0 && track_.last_poll_ns() >= t_ns - kReuseNs) return;
   }
   poll_now();
 }

@@ -86,10 +86,15 @@ class SupplyMonitor {
   void start();  // polls once at once, then every period
   void stop();   // joins the thread after one last poll
   void poll_now();  // an extra poll (at a window's edge, say)
-  // Makes the track cover t_ns: polls now unless a poll at or after t_ns is
-  // already in it. A window's end needs a poll after it, but windows ending
-  // together (a loop's windows judged after it, a result asked for late)
-  // share one, so judging them does not read power_supply once each.
+  // Makes the track cover t_ns: polls now unless a poll at or after
+  // t_ns - kReuseNs is already in it. A window's end needs a poll near it;
+  // windows ending together (a loop's windows, a result asked for late)
+  // share one, so a loop of short windows reads power_supply (a tenth of a
+  // millisecond from sysfs, milliseconds through ACPI) at most ten times a
+  // second rather than once a window. The price: a plug or unplug in a
+  // window's last 0.1 s is not seen by that window, and the next window,
+  // whose polls bracket it, is flagged as changed instead.
+  static constexpr std::int64_t kReuseNs = 100'000'000;
   void cover(std::int64_t t_ns);
   SupplyTrack track() const;  // a copy, safe while the thread runs
 
