@@ -81,7 +81,7 @@ with m.window(\"w\") as w: time.sleep(0.3)
 assert 0.2 < w.energy_j / 0.3 / 20 < 1.5, w.energy_j
 print(w.energy_j)'"
 step "man page and bash completion where their tools look" \
-  "test -s /usr/share/man/man1/flopwatt.1 && test -s /usr/share/bash-completion/completions/flopwatt"
+  "test -s /usr/share/man/man1/flopwatt.1.gz && test -s /usr/share/bash-completion/completions/flopwatt"
 step "pkg-config and CMake files name the installed library" \
   "grep -q 'lflopwatt' /usr/lib/pkgconfig/flopwatt.pc && test -e /usr/lib/cmake/flopwatt/flopwatt-config.cmake && test -e \$(readlink -f /usr/lib/libflopwatt.so)"
 step "apt-get remove leaves nothing of flopwatt" \

@@ -57,7 +57,7 @@ try:
           "no /usr/lib/python3.N/ (below /usr, Python only searches /usr/lib/python3/dist-packages)")
     for want in ("/usr/bin/flopwatt", "/usr/bin/flopwatt-setup-permissions", "/usr/include/flopwatt/meter.h", "/usr/include/flopwatt/benchmark.h",
                  "/usr/lib/cmake/flopwatt/flopwatt-config.cmake", "/usr/lib/pkgconfig/flopwatt.pc",
-                 "/usr/share/man/man1/flopwatt.1", "/usr/share/bash-completion/completions/flopwatt"):
+                 "/usr/share/man/man1/flopwatt.1.gz", "/usr/share/bash-completion/completions/flopwatt"):
         check(want in files, f"ships {want}")
     check(any(re.fullmatch(r"/usr/lib/libflopwatt\.so\.\d+", f) for f in files), "ships libflopwatt.so.N")
     check(any(f.startswith("/usr/share/flopwatt/npu/devices/") and f.endswith(".json") for f in files),
