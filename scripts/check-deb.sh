@@ -1,42 +1,60 @@
 #!/usr/bin/env bash
-# The Debian package as a new user gets it: builds a bare Debian 12 root
-# (`debootstrap --variant=minbase`, nothing else), installs the .deb with apt
-# (which must find every dependency from its Depends alone), and uses what it
-# installed: the programs, `flopwatt measure` and the Python module on a
-# fixture laptop with an external meter at a constant 20 W, and the man page
-# and completion files. Too slow for every CI run (a debootstrap); run it
-# before a change to packaging or dependencies lands.
-# scripts/check-fresh-install.sh runs it on the package it built inside its root.
+# The Debian packages as a new user gets them: first lintian on this machine
+# (any error fails, warnings are shown), then a bare Debian 12 root
+# (`debootstrap --variant=minbase`, nothing else), where apt installs every
+# .deb given (and must find every other dependency from their Depends alone),
+# and what they installed is used: the programs, `flopwatt measure` and the
+# Python module on a fixture laptop with an external meter at a constant 20 W,
+# the man page, completion, pkg-config and CMake files; removing them must
+# leave nothing. Too slow for every CI run (a debootstrap); run it before a
+# change to packaging or dependencies lands.
+# scripts/check-fresh-install.sh runs it on the packages it built inside its root.
 #
-#   sudo scripts/check-deb.sh [--keep] PACKAGE.deb [DIR]
-#     PACKAGE.deb  made by `cpack -G DEB` in a build directory
+#   sudo scripts/check-deb.sh [--keep] PACKAGE.deb... [DIR]
+#     PACKAGE.deb  the packages `cpack -G DEB` made in a build directory (all of them:
+#                  flopwatt, libflopwattN, libflopwatt-dev, python3-flopwatt)
 #     DIR          where the Debian root is built (default: a new temporary directory)
 #     --keep       leave the root in place afterwards (it is removed by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 keep=0
-deb=""
+debs=()
 dir=""
 for a in "$@"; do
   case "$a" in
     --keep) keep=1 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
-    -*) echo "check-deb: unknown option $a (use --keep, a .deb and a directory)" >&2; exit 2 ;;
-    *.deb) deb=$a ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -*) echo "check-deb: unknown option $a (use --keep, .deb files and a directory)" >&2; exit 2 ;;
+    *.deb) debs+=("$a") ;;
     *) dir=$a ;;
   esac
 done
-if [[ -z $deb || ! -f $deb ]]; then
-  echo "check-deb: no package: give the .deb that \`cpack -G DEB\` made in a build directory (got '${deb}')" >&2
+if ((${#debs[@]} == 0)); then
+  echo "check-deb: no package: give the .deb files that \`cpack -G DEB\` made in a build directory" >&2
   exit 2
+fi
+for deb in "${debs[@]}"; do
+  [[ -f $deb ]] || { echo "check-deb: $deb: no such file" >&2; exit 2; }
+done
+mapfile -t names < <(for deb in "${debs[@]}"; do dpkg-deb -f "$deb" Package; done)
+
+if ! command -v lintian >/dev/null; then
+  echo "check-deb: lintian is not installed: apt-get install --no-install-recommends lintian" >&2
+  exit 2
+fi
+echo "== lintian ${names[*]}"
+if ! lintian --no-cfg --tag-display-limit 0 "${debs[@]}" | sed 's/^/   /'; then
+  echo "check-deb: lintian reports errors (E: above)" >&2
+  exit 1
 fi
 source scripts/lib/debian-root.sh
 root=${dir:-$(mktemp -d /var/tmp/flopwatt-deb.XXXXXX)}
 t0=$(date +%s)
 debian_root_make "$root" "$(( keep || ${#dir} ))"
 
-cp "$deb" "$root/root/flopwatt.deb"
+mkdir -p "$root/root/debs"
+cp "${debs[@]}" "$root/root/debs/"
 cp -r tests/fixtures/power/laptop "$root/root/laptop"
 # An external meter log at a constant 20 W around now (realtime clock).
 python3 - "$root/root/meter.log" <<'PY'
@@ -50,9 +68,9 @@ with open(sys.argv[1], "w") as f:
         t += 0.1
 PY
 
-echo "== apt-get install ./flopwatt.deb"
-debian_root_run "$root" "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends /root/flopwatt.deb" \
-  >"$root.apt.log" 2>&1 || { tail -n 30 "$root.apt.log" >&2; echo "check-deb: apt could not install the package (log: $root.apt.log)" >&2; exit 1; }
+echo "== apt-get install ${names[*]}"
+debian_root_run "$root" "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends /root/debs/*.deb" \
+  >"$root.apt.log" 2>&1 || { tail -n 30 "$root.apt.log" >&2; echo "check-deb: apt could not install the packages (log: $root.apt.log)" >&2; exit 1; }
 echo "   $(grep -c '^Setting up' "$root.apt.log") packages set up"
 
 fails=0
@@ -81,11 +99,12 @@ with m.window(\"w\") as w: time.sleep(0.3)
 assert 0.2 < w.energy_j / 0.3 / 20 < 1.5, w.energy_j
 print(w.energy_j)'"
 step "man page and bash completion where their tools look" \
-  "test -s /usr/share/man/man1/flopwatt.1 && test -s /usr/share/bash-completion/completions/flopwatt"
+  "test -s /usr/share/man/man1/flopwatt.1.gz && test -s /usr/share/bash-completion/completions/flopwatt"
 step "pkg-config and CMake files name the installed library" \
   "grep -q 'lflopwatt' /usr/lib/pkgconfig/flopwatt.pc && test -e /usr/lib/cmake/flopwatt/flopwatt-config.cmake && test -e \$(readlink -f /usr/lib/libflopwatt.so)"
-step "apt-get remove leaves nothing of flopwatt" \
-  "apt-get remove -y -qq flopwatt >/dev/null && ! ls /usr/bin/flopwatt /usr/lib/python3/dist-packages/flopwatt* 2>/dev/null"
+step "apt-get remove ${names[*]} leaves nothing of flopwatt" \
+  "apt-get remove -y -qq ${names[*]} >/dev/null && ! ls -d /usr/bin/flopwatt* /usr/lib/libflopwatt* /usr/include/flopwatt /usr/lib/cmake/flopwatt \
+     /usr/lib/pkgconfig/flopwatt.pc /usr/lib/python3/dist-packages/flopwatt* /usr/share/flopwatt /usr/share/man/man1/flopwatt.1.gz 2>/dev/null"
 
-echo "== $checks checks, $fails failed, $(($(date +%s) - t0)) s in all (Debian $(cat "$root/etc/debian_version"), minbase + the package's Depends)"
+echo "== $checks checks, $fails failed, $(($(date +%s) - t0)) s in all (Debian $(cat "$root/etc/debian_version"), minbase + the packages' Depends)"
 ((fails == 0))

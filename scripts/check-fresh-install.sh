@@ -51,10 +51,10 @@ done
 
 # The package that build makes, installed by apt in a second bare root.
 if ((status == 0)); then
-  echo "== cpack -G DEB, then scripts/check-deb.sh on it"
+  echo "== cpack -G DEB, then scripts/check-deb.sh on the packages"
   t=$(stamp)
   set +e
-  run_in_root "cd build && cpack -G DEB -B /root/deb >/dev/null" && scripts/check-deb.sh "$root"/root/deb/flopwatt_*.deb
+  run_in_root "cd build && cpack -G DEB -B /root/deb >/dev/null" && scripts/check-deb.sh "$root"/root/deb/*.deb
   rc=$?
   set -e
   summary+=("cpack -G DEB + scripts/check-deb.sh: exit $rc in $(($(stamp) - t)) s")

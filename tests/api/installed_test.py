@@ -10,6 +10,7 @@ constant 20 W, so the energy each reports is known.
 
 installed_test.py BUILD_DIR SOURCE_DIR
 """
+import gzip
 import json
 import os
 import re
@@ -67,7 +68,7 @@ try:
     for f in ("bin/flopwatt", "bin/flopwatt-setup-permissions", "include/flopwatt/meter.h", "include/flopwatt/benchmark.h",
               f"{libdir}/cmake/flopwatt/flopwatt-config.cmake", f"{libdir}/cmake/flopwatt/flopwatt-config-version.cmake",
               f"{libdir}/pkgconfig/flopwatt.pc", "share/flopwatt/npu/devices",
-              "share/man/man1/flopwatt.1", "share/bash-completion/completions/flopwatt"):
+              "share/man/man1/flopwatt.1.gz", "share/bash-completion/completions/flopwatt"):
         check(os.path.exists(os.path.join(prefix, f)), f"installed {f}")
     headers = sorted(os.listdir(os.path.join(prefix, "include")))
     check(headers == ["flopwatt"], f"include/ holds only flopwatt/ (found {headers})")
@@ -81,8 +82,8 @@ try:
         leaked = [l for l in syms.splitlines() if re.search(r"\b(fmt|nlohmann|CLI)::", l)]
         check(not leaked, f"no fmt/nlohmann/CLI11 symbols exported ({len(leaked)} found)")
     # The man page and completion come from the same option tables as --help.
-    man = open(os.path.join(prefix, "share/man/man1/flopwatt.1")).read() if os.path.exists(
-        os.path.join(prefix, "share/man/man1/flopwatt.1")) else ""
+    manpath = os.path.join(prefix, "share/man/man1/flopwatt.1.gz")
+    man = gzip.open(manpath, "rt").read() if os.path.exists(manpath) else ""
     check(r"\-\-sysfs\-root" in man and ".SH COMMANDS" in man and "measure" in man, "man page lists the commands and options")
 
     # An external meter at a constant 20 W covering the next minute.

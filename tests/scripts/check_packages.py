@@ -44,6 +44,8 @@ RUNTIME_FILES = {"/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_6
                  "/usr/share/javascript/chart.js/chart.min.js": "Chart.js, inlined by report --format html and site"}
 # The HTML report's browser test (tests/harness/analysis/html_browser_test.py) starts chromium.
 TOOLS += ["chromium"]
+# tests/api/deb_package_test.py (and scripts/check-deb.sh) run lintian on the packages cpack makes.
+TOOLS += ["lintian"]
 
 # Programs that the tools above start on the tests' behalf, read from the tools' own sources so that
 # a program a tool starts is seen without anyone listing it: tests/api's Debian-package test runs
