@@ -112,3 +112,84 @@ TEST(RealRecordings, ThinkpadOnBatteryWithAFirmwareLimitPlaceholder) {
   EXPECT_EQ(*h.source, "battery:BAT0") << h.why;
   EXPECT_NE(h.why.find("rapl-powercap:package-0: does not advance"), std::string::npos) << h.why;
 }
+
+// A Dell laptop's charge-based battery (SANYO, recorded by batinfo's issue #4):
+// charge_* in uAh and current_now in uA, no energy_* or power_now, discharging
+// with no adapter entry recorded.
+TEST(RealRecordings, DellChargeBasedBatteryIsScaledByItsVoltage) {
+  auto s = look("dell-sanyo-bat0");
+  const auto ps = read_power_state(recording("dell-sanyo-bat0"));
+  ASSERT_TRUE(ps && ps->ac_online);
+  EXPECT_FALSE(*ps->ac_online);
+  EXPECT_TRUE(ps->ac_inferred);
+  ASSERT_EQ(ps->batteries.size(), 1u);
+  EXPECT_EQ(ps->batteries[0].status, BatteryStatus::Discharging);
+  EXPECT_NEAR(*ps->batteries[0].energy_wh, 2.155 * 7.461, 1e-9);
+  EXPECT_NEAR(*ps->batteries[0].energy_full_wh, 7.328 * 7.461, 1e-9);
+  EXPECT_NEAR(*ps->battery_percent, 100.0 * 2.155 / 7.328, 1e-6);
+  EXPECT_EQ(*s->track.first_supply(), Supply::Battery);
+  ASSERT_TRUE(s->status.count("battery:BAT0") && s->status.count("battery-energy:BAT0"));
+  EXPECT_TRUE(s->status.at("battery:BAT0")->available) << s->status.at("battery:BAT0")->reason;
+  EXPECT_NE(s->status.at("battery:BAT0")->note.find("current_now x voltage_now"), std::string::npos);
+  EXPECT_TRUE(s->status.at("battery-energy:BAT0")->available);
+  EXPECT_NE(s->status.at("battery-energy:BAT0")->note.find("charge_now x voltage_now"), std::string::npos);
+  for (const auto& src : s->d.sources)
+    if (src->id() == "battery:BAT0") EXPECT_NEAR(src->read()->value, 1.109 * 7.461, 1e-9);
+  const HeadlineChoice h = cpu_headline(*s);
+  ASSERT_TRUE(h.source) << h.why;
+  EXPECT_EQ(*h.source, "battery:BAT0") << h.why;
+}
+
+// An M1 MacBook Air under Asahi (macsmc-battery, recorded in Vitals' issue
+// #540): current_now and power_now negative while discharging, as
+// sysfs-class-power specifies. The draw is the magnitude, 4.721 W.
+TEST(RealRecordings, AsahiNegativeCurrentWhileDischargingIsTheMagnitude) {
+  auto s = look("macbook-air-m1");
+  const auto ps = read_power_state(recording("macbook-air-m1"));
+  ASSERT_TRUE(ps && ps->ac_online);
+  EXPECT_FALSE(*ps->ac_online);
+  ASSERT_EQ(ps->batteries.size(), 1u);
+  EXPECT_EQ(ps->batteries[0].status, BatteryStatus::Discharging);
+  EXPECT_FALSE(ps->battery_percent) << "no charge_now or capacity was recorded";
+  EXPECT_EQ(*s->track.first_supply(), Supply::Battery);
+  ASSERT_TRUE(s->status.count("battery:macsmc-battery"));
+  const SourceStatus& g = *s->status.at("battery:macsmc-battery");
+  EXPECT_TRUE(g.available) << g.reason;
+  EXPECT_NE(g.note.find("power_now"), std::string::npos) << g.note;
+  EXPECT_EQ(g.note.find("disagrees"), std::string::npos) << g.note;  // 4.721 W vs 0.386 A x 12.233 V
+  EXPECT_FALSE(s->status.at("battery-energy:macsmc-battery")->available);
+  ASSERT_EQ(s->d.sources.size(), 1u);
+  EXPECT_NEAR(s->d.sources[0]->read()->value, 4.721, 1e-9);
+  const HeadlineChoice h = cpu_headline(*s);
+  ASSERT_TRUE(h.source) << h.why;
+  EXPECT_EQ(*h.source, "battery:macsmc-battery") << h.why;
+}
+
+// A Logitech MX Anywhere 3's battery (hidpp_battery_0, scope Device, recorded
+// by flutter_server_box) alone in power_supply: a peripheral's battery is not
+// the machine's, so no battery source, no supply state, no headline.
+TEST(RealRecordings, PeripheralBatteryIsNeitherASourceNorTheSupply) {
+  auto s = look("hidpp-mx-anywhere3");
+  EXPECT_FALSE(read_power_state(recording("hidpp-mx-anywhere3"))) << "a mouse's battery is not a system battery";
+  EXPECT_EQ(*s->track.first_supply(), Supply::Unknown);
+  EXPECT_TRUE(s->d.sources.empty());
+  for (const auto& x : s->d.status) EXPECT_EQ(x.id.find("hidpp"), std::string::npos) << x.id;
+  ASSERT_TRUE(s->status.count("battery:*"));
+  EXPECT_FALSE(s->status.at("battery:*")->available);
+  EXPECT_FALSE(cpu_headline(*s).source);
+}
+
+// A ThinkPad T480s's UCSI port with a USB PD charger online (recorded in
+// cinnamon-spices-applets' issue #8744), nothing else recorded: on mains,
+// and a port is not a power source of the machine.
+TEST(RealRecordings, UcsiPdChargerOnlineIsMains) {
+  auto s = look("thinkpad-t480s-ucsi");
+  const auto ps = read_power_state(recording("thinkpad-t480s-ucsi"));
+  ASSERT_TRUE(ps && ps->ac_online);
+  EXPECT_TRUE(*ps->ac_online);
+  EXPECT_FALSE(ps->ac_inferred);
+  EXPECT_TRUE(ps->batteries.empty());
+  EXPECT_EQ(*s->track.first_supply(), Supply::Mains);
+  EXPECT_TRUE(s->d.sources.empty());
+  EXPECT_FALSE(cpu_headline(*s).source);
+}

@@ -91,3 +91,66 @@ TEST(RealRecordings, ThinkpadOnBatteryTakesTheBatteryAndBoundsThePackageByItsRea
   EXPECT_EQ(m["headline_source"], "battery:BAT0") << m.dump();
   EXPECT_NEAR(m["energy"]["battery:BAT0"]["avg_power_w"].get<double>(), 5.002, 0.001) << m.dump();
 }
+
+// Batteries that read differently from the ThinkPad's: a Dell's charge-based
+// one (charge_now x voltage_now) and an Asahi MacBook's negative current and
+// power while discharging. Each is on battery and takes its own battery as
+// the headline at the magnitude of its draw.
+TEST(RealRecordings, ChargeBasedAndNegativeCurrentBatteriesGiveTheirDraw) {
+  struct Machine {
+    const char* name;
+    const char* battery;
+    double watts;
+  };
+  for (const Machine& mc : {Machine{"dell-sanyo-bat0", "BAT0", 1.109 * 7.461},
+                            Machine{"macbook-air-m1", "macsmc-battery", 4.721}}) {
+    const fs::path base = recording(mc.name);
+    json whole;
+    auto by_id = sources_of(base / "root", &whole);
+    const std::string id = std::string("battery:") + mc.battery;
+    ASSERT_TRUE(by_id.count(id)) << mc.name;
+    EXPECT_TRUE(by_id[id]["available"].get<bool>()) << by_id[id].dump();
+    EXPECT_FALSE(whole["power_state"]["ac_online"].get<bool>()) << whole["power_state"].dump();
+    EXPECT_TRUE(whole["power_state"]["ac_inferred_from_battery_status"].get<bool>());
+    const json m = gemm_row(base);
+    ASSERT_FALSE(m.is_null()) << mc.name;
+    ASSERT_TRUE(m["headline_source"].is_string()) << m.dump();
+    EXPECT_EQ(m["headline_source"], id) << m.dump();
+    EXPECT_NEAR(m["energy"][id]["avg_power_w"].get<double>(), mc.watts, 0.001) << m.dump();
+  }
+  // The Dell's charge is 2.155 of 7.328 Ah at one voltage: 29.4 %.
+  json whole;
+  sources_of(recording("dell-sanyo-bat0") / "root", &whole);
+  EXPECT_NEAR(whole["power_state"]["battery_percent"].get<double>(), 100.0 * 2.155 / 7.328, 1e-6);
+}
+
+// Power supplies that are not the machine's battery: a mouse's (scope Device)
+// is no source and no supply state; a UCSI port with a PD charger online is
+// mains. Neither gives a headline.
+TEST(RealRecordings, PeripheralBatteryAndPdPortAreNoSourceOfTheMachine) {
+  {
+    const fs::path base = recording("hidpp-mx-anywhere3");
+    json whole;
+    auto by_id = sources_of(base / "root", &whole);
+    EXPECT_TRUE(whole["power_state"].is_null()) << whole["power_state"].dump();
+    ASSERT_TRUE(by_id.count("battery:*"));
+    EXPECT_FALSE(by_id["battery:*"]["available"].get<bool>());
+    for (const auto& [id, s] : by_id) EXPECT_EQ(id.find("hidpp"), std::string::npos) << s.dump();
+    const json m = gemm_row(base);
+    ASSERT_FALSE(m.is_null());
+    EXPECT_TRUE(m["headline_source"].is_null()) << m.dump();
+  }
+  {
+    const fs::path base = recording("thinkpad-t480s-ucsi");
+    json whole;
+    auto by_id = sources_of(base / "root", &whole);
+    EXPECT_TRUE(whole["power_state"]["ac_online"].get<bool>()) << whole["power_state"].dump();
+    EXPECT_FALSE(whole["power_state"]["ac_inferred_from_battery_status"].get<bool>());
+    ASSERT_TRUE(by_id.count("battery:*"));
+    EXPECT_FALSE(by_id["battery:*"]["available"].get<bool>());
+    for (const auto& [id, s] : by_id) EXPECT_EQ(id.find("ucsi"), std::string::npos) << s.dump();
+    const json m = gemm_row(base);
+    ASSERT_FALSE(m.is_null());
+    EXPECT_TRUE(m["headline_source"].is_null()) << m.dump();
+  }
+}
