@@ -133,8 +133,11 @@ TEST(RealRecordings, DellChargeBasedBatteryIsScaledByItsVoltage) {
   EXPECT_NE(s->status.at("battery:BAT0")->note.find("current_now x voltage_now"), std::string::npos);
   EXPECT_TRUE(s->status.at("battery-energy:BAT0")->available);
   EXPECT_NE(s->status.at("battery-energy:BAT0")->note.find("charge_now x voltage_now"), std::string::npos);
-  for (const auto& src : s->d.sources)
-    if (src->id() == "battery:BAT0") EXPECT_NEAR(src->read()->value, 1.109 * 7.461, 1e-9);
+  for (const auto& src : s->d.sources) {
+    if (src->id() == "battery:BAT0") {
+      EXPECT_NEAR(src->read()->value, 1.109 * 7.461, 1e-9);
+    }
+  }
   const HeadlineChoice h = cpu_headline(*s);
   ASSERT_TRUE(h.source) << h.why;
   EXPECT_EQ(*h.source, "battery:BAT0") << h.why;
