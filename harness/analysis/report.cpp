@@ -312,6 +312,38 @@ const ReportFormat& report_format(const std::string& name, const std::string& fl
   throw InputError(flag + " " + name, "unknown format", "use md, csv or json");
 }
 
+namespace {
+
+// Programs run under `flopwatt measure`: their time and energy whether or not
+// --flop gave them a FLOP count (rows without one have no FLOP/s and are in
+// no comparison table), with the program's fate when the run is incomplete.
+// The markdown table, the JSON and the CSV all read this one list.
+json programs_json(const std::vector<LoadedRun>& runs) {
+  json out = json::array();
+  for (const auto& r : runs)
+    for (const auto& m : r.run.measurements) {
+      if (m.workload != "measure" || m.skipped) continue;
+      const auto src = headline_of(r.run, m).source;
+      const EnergyFigures* e = src && m.energy.count(*src) ? &m.energy.at(*src) : nullptr;
+      const auto v = fpj(m, src);
+      out.push_back({{"run", r.label},
+                     {"program", m.op},
+                     {"reps", m.reps},
+                     {"time", {{"median_s", m.time_s.median}}},
+                     {"energy_j", e ? json(e->j) : json(nullptr)},
+                     {"avg_power_w", e ? json(e->avg_power_w) : json(nullptr)},
+                     {"flop_per_s", m.flop_per_s > 0 ? json(m.flop_per_s) : json(nullptr)},
+                     {"flop_per_j", v ? json(*v) : json(nullptr)},
+                     {"energy_source", src ? json(*src) : json(nullptr)},
+                     {"complete", r.run.complete},
+                     {"incomplete_reason", r.run.complete ? json(nullptr)
+                                                          : json(context_text(r.run.context, "incomplete_reason"))}});
+    }
+  return out;
+}
+
+}  // namespace
+
 json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
   json j;
   j["kind"] = "flopwatt-report";
@@ -368,7 +400,12 @@ json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
                 {"energy_source", json_or_null(src)},
                 {"flop_per_j", json_or_null(fpj(*x, src))}};
       json_set(e, metric::kTimeMedian.name, x->time_s.median);
-      if (src) e["energy_confidence"] = x->energy.at(*src).confidence;
+      if (src) {
+        const EnergyFigures& f = x->energy.at(*src);
+        e["energy_confidence"] = f.confidence;
+        e["energy_j"] = f.j;
+        e["avg_power_w"] = f.avg_power_w;
+      }
       per[label] = e;
       if (r == o.baseline || !base) continue;
       const auto rr = rate_ratio(*x, *base);
@@ -391,6 +428,7 @@ json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
     rows.push_back(jr);
   }
   j["rows"] = rows;
+  if (json p = programs_json(runs); !p.empty()) j["programs"] = std::move(p);
   if (json g = grad_order_json(runs); !g.is_null()) j["grad_order"] = std::move(g);
   return j;
 }
@@ -404,7 +442,7 @@ std::string report_csv(const std::vector<LoadedRun>& runs, const ReportOptions& 
                         "flop_per_s_ci95_lo", "flop_per_s_ci95_hi", "energy_source", "flop_per_j",
                         "energy_confidence", "skipped", "ratio_vs_baseline/flop_per_s",
                         "ratio_vs_baseline/ci95_lo", "ratio_vs_baseline/ci95_hi", "ratio_vs_baseline/p10_p90_lo",
-                        "ratio_vs_baseline/p10_p90_hi", "ratio_vs_baseline/flop_per_j"};
+                        "ratio_vs_baseline/p10_p90_hi", "ratio_vs_baseline/flop_per_j", "energy_j", "avg_power_w"};
   for (std::size_t i = 0; i < std::size(cols); ++i) os << (i ? "," : "") << cols[i];
   os << "\n";
   auto num = [](const json& v) -> std::string {
@@ -438,11 +476,28 @@ std::string report_csv(const std::vector<LoadedRun>& runs, const ReportOptions& 
           num(row["flop"]), ev("reps"), ev(metric::kTimeMedian.name), ev("flop_per_s"), ev("flop_per_s_p10"),
           ev("flop_per_s_p90"), ci(0), ci(1), ev("energy_source"), ev("flop_per_j"), ev("energy_confidence"),
           ev("skipped"), qv("flop_per_s"), qv("ci95", 0), qv("ci95", 1), qv("p10_p90", 0), qv("p10_p90", 1),
-          qv("flop_per_j")};
+          qv("flop_per_j"), ev("energy_j"), ev("avg_power_w")};
       for (std::size_t i = 0; i < cells.size(); ++i) os << (i ? "," : "") << cells[i];
       os << "\n";
     }
   }
+  // A measured program without --flop is in no row above: its time and
+  // energy still are the run's result.
+  if (j.contains("programs"))
+    for (const auto& p : j["programs"]) {
+      if (!p["flop_per_s"].is_null()) continue;
+      std::vector<std::string> cells(std::size(cols));
+      cells[0] = csv_escape(p["run"].get<std::string>());
+      cells[1] = "measure";
+      cells[2] = num(p["program"]);
+      cells[12] = num(p["reps"]);
+      cells[13] = num(p["time"]["median_s"]);
+      cells[19] = num(p["energy_source"]);
+      cells[std::size(cols) - 2] = num(p["energy_j"]);
+      cells[std::size(cols) - 1] = num(p["avg_power_w"]);
+      for (std::size_t i = 0; i < cells.size(); ++i) os << (i ? "," : "") << cells[i];
+      os << "\n";
+    }
   return os.str();
 }
 
@@ -564,29 +619,22 @@ void md_single_table(std::ostringstream& os, const Run& run, const std::vector<R
   }
 }
 
-// Programs run under `flopwatt measure`: their time and energy whether or not --flop gave them a
-// FLOP count (rows without one have no FLOP/s and are in no comparison table), with the program's
-// fate when the run is incomplete.
+// The programs `flopwatt measure` ran (programs_json), one line each.
 void md_measured_programs(std::ostringstream& os, const std::vector<LoadedRun>& runs) {
-  bool header = false;
-  for (const auto& r : runs)
-    for (const auto& m : r.run.measurements) {
-      if (m.workload != "measure" || m.skipped) continue;
-      if (!header) {
-        os << "\n## measured programs\n\n| run | program | runs | time (median) | J | W | GFLOP/s | GFLOP/J | source | "
-              "complete |\n|---|---|---|---|---|---|---|---|---|---|\n";
-        header = true;
-      }
-      const auto src = headline_of(r.run, m).source;
-      const EnergyFigures* e = src && m.energy.count(*src) ? &m.energy.at(*src) : nullptr;
-      const auto v = fpj(m, src);
-      os << fmt::format("| {} | {} | {} | {} s | {} | {} | {} | {} | {} | {} |\n", md_escape(r.label), md_escape(m.op),
-                        m.reps, g3(m.time_s.median), e ? g3(e->j) : "-", e ? g3(e->avg_power_w) : "-",
-                        m.flop_per_s > 0 ? giga(m.flop_per_s) : "-", v ? giga(*v) : "-",
-                        src ? md_escape(*src) : "-",
-                        r.run.complete ? std::string("yes")
-                                       : "**no**: " + md_escape(context_text(r.run.context, "incomplete_reason")));
-    }
+  const json programs = programs_json(runs);
+  if (programs.empty()) return;
+  os << "\n## measured programs\n\n| run | program | runs | time (median) | J | W | GFLOP/s | GFLOP/J | source | "
+        "complete |\n|---|---|---|---|---|---|---|---|---|---|\n";
+  auto g3_or_dash = [](const json& v) { return v.is_null() ? std::string("-") : g3(v.get<double>()); };
+  auto giga_or_dash = [](const json& v) { return v.is_null() ? std::string("-") : giga(v.get<double>()); };
+  for (const auto& p : programs)
+    os << fmt::format("| {} | {} | {} | {} s | {} | {} | {} | {} | {} | {} |\n", md_escape(p["run"]),
+                      md_escape(p["program"]), p["reps"].get<int>(), g3(p["time"]["median_s"].get<double>()),
+                      g3_or_dash(p["energy_j"]), g3_or_dash(p["avg_power_w"]), giga_or_dash(p["flop_per_s"]),
+                      giga_or_dash(p["flop_per_j"]),
+                      p["energy_source"].is_null() ? std::string("-") : md_escape(p["energy_source"]),
+                      p["complete"].get<bool>() ? std::string("yes")
+                                                : "**no**: " + md_escape(p["incomplete_reason"].get<std::string>()));
 }
 
 }  // namespace

@@ -126,6 +126,18 @@ TEST_F(MeasureTest, TimeWithoutFlopAndFlopPerSecondWithoutPowerAreShown) {
   ASSERT_EQ(rep.code, 0) << rep.err;
   EXPECT_EQ(rep.out.find("No comparable measurements"), std::string::npos) << rep.out;
   EXPECT_NE(rep.out.find("| sleep 0.1 |"), std::string::npos) << rep.out;
+  // The JSON and CSV reports carry it too: a program and its time, no FLOP/s.
+  const std::string report = std::string(FLOPWATT_BINARY) + " report " + (dir_ / "g").string();
+  const CommandResult js = run_command_line(report + " --format json");
+  ASSERT_EQ(js.code, 0) << js.err;
+  const json programs = json::parse(js.out).value("programs", json::array());
+  ASSERT_EQ(programs.size(), 1u) << js.out;
+  EXPECT_EQ(programs[0]["program"], "sleep 0.1");
+  EXPECT_NEAR(programs[0]["time"]["median_s"].get<double>(), 0.1, 0.09);
+  EXPECT_TRUE(programs[0]["flop_per_s"].is_null());
+  const CommandResult csv = run_command_line(report + " --format csv");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_NE(csv.out.find("\ng,measure,sleep 0.1,"), std::string::npos) << csv.out;
 }
 
 TEST_F(MeasureTest, ACommandThatCannotStartIs127Or126WithAMessage) {
