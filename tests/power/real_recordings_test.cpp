@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "power/headline.h"
@@ -35,6 +36,19 @@ std::unique_ptr<Seen> look(const std::string& name) {
   s->track.poll(o.root, 1000);
   s->track.poll(o.root, 2000);
   return s;
+}
+
+// The power_supply state of a recording whose adapter is offline (or not
+// recorded) and whose one battery is discharging, as a laptop on battery.
+std::optional<PowerState> discharging_alone(const std::string& name) {
+  auto ps = read_power_state(recording(name));
+  EXPECT_TRUE(ps && ps->ac_online) << name;
+  if (!ps || !ps->ac_online) return std::nullopt;
+  EXPECT_FALSE(*ps->ac_online) << name;
+  EXPECT_EQ(ps->batteries.size(), 1u) << name;
+  if (ps->batteries.size() != 1) return std::nullopt;
+  EXPECT_EQ(ps->batteries[0].status, BatteryStatus::Discharging) << name;
+  return ps;
 }
 
 // One window of CPU work under load as the harness would judge it: each
@@ -93,11 +107,8 @@ TEST(RealRecordings, DiscreteRadeonBoardsAreGpusNeverTheCpuHeadline) {
 // 4090 W (recorded by node_exporter's fixture).
 TEST(RealRecordings, ThinkpadOnBatteryWithAFirmwareLimitPlaceholder) {
   auto s = look("thinkpad-45n1");
-  const auto ps = read_power_state(recording("thinkpad-45n1"));
-  ASSERT_TRUE(ps && ps->ac_online);
-  EXPECT_FALSE(*ps->ac_online);
-  ASSERT_EQ(ps->batteries.size(), 1u);
-  EXPECT_EQ(ps->batteries[0].status, BatteryStatus::Discharging);
+  const auto ps = discharging_alone("thinkpad-45n1");
+  ASSERT_TRUE(ps);
   EXPECT_NEAR(*ps->battery_percent, 100.0 * 36.58 / 45.07, 1e-6);
   EXPECT_EQ(*s->track.first_supply(), Supply::Battery);
   for (const char* id : {"battery:BAT0", "battery-energy:BAT0", "rapl-powercap:package-0", "rapl-powercap:core-0"})
@@ -118,12 +129,9 @@ TEST(RealRecordings, ThinkpadOnBatteryWithAFirmwareLimitPlaceholder) {
 // with no adapter entry recorded.
 TEST(RealRecordings, DellChargeBasedBatteryIsScaledByItsVoltage) {
   auto s = look("dell-sanyo-bat0");
-  const auto ps = read_power_state(recording("dell-sanyo-bat0"));
-  ASSERT_TRUE(ps && ps->ac_online);
-  EXPECT_FALSE(*ps->ac_online);
+  const auto ps = discharging_alone("dell-sanyo-bat0");
+  ASSERT_TRUE(ps);
   EXPECT_TRUE(ps->ac_inferred);
-  ASSERT_EQ(ps->batteries.size(), 1u);
-  EXPECT_EQ(ps->batteries[0].status, BatteryStatus::Discharging);
   EXPECT_NEAR(*ps->batteries[0].energy_wh, 2.155 * 7.461, 1e-9);
   EXPECT_NEAR(*ps->batteries[0].energy_full_wh, 7.328 * 7.461, 1e-9);
   EXPECT_NEAR(*ps->battery_percent, 100.0 * 2.155 / 7.328, 1e-6);
@@ -148,11 +156,8 @@ TEST(RealRecordings, DellChargeBasedBatteryIsScaledByItsVoltage) {
 // sysfs-class-power specifies. The draw is the magnitude, 4.721 W.
 TEST(RealRecordings, AsahiNegativeCurrentWhileDischargingIsTheMagnitude) {
   auto s = look("macbook-air-m1");
-  const auto ps = read_power_state(recording("macbook-air-m1"));
-  ASSERT_TRUE(ps && ps->ac_online);
-  EXPECT_FALSE(*ps->ac_online);
-  ASSERT_EQ(ps->batteries.size(), 1u);
-  EXPECT_EQ(ps->batteries[0].status, BatteryStatus::Discharging);
+  const auto ps = discharging_alone("macbook-air-m1");
+  ASSERT_TRUE(ps);
   EXPECT_FALSE(ps->battery_percent) << "no charge_now or capacity was recorded";
   EXPECT_EQ(*s->track.first_supply(), Supply::Battery);
   ASSERT_TRUE(s->status.count("battery:macsmc-battery"));
