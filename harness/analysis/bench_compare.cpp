@@ -12,7 +12,7 @@
 #include <set>
 #include <sstream>
 
-#include "flopwatt/meter.h"
+#include "harness/output/bench_label.h"
 #include "harness/output/text.h"
 #include "harness/run/statistics.h"
 #include "workloads/error.h"
@@ -34,7 +34,7 @@ double unit_seconds(const std::string& u) {
   return 0;
 }
 
-// flopwatt_bench's counters (harness/bench/energy.h), with or without a
+// flopwatt_bench's counters (bench/energy.h), with or without a
 // "<source id>:" prefix (--power-counters all).
 struct CounterKind {
   const char* suffix;
@@ -146,7 +146,7 @@ BenchComparison compare_bench(const BenchFile& fa, const BenchFile& fb, double a
     row.name = name;
     row.reps_a = ra.size();
     row.reps_b = rb.size();
-    // Each loop's label names its own energy source (flopwatt/meter.h's label format): energy
+    // Each loop's label names its own energy source (harness/output/bench_label.h): energy
     // compares only where every repetition of both sides names one and the same source.
     std::set<std::string> sources_a, sources_b;
     for (const auto* side : {&ra, &rb})

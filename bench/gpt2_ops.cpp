@@ -1,4 +1,4 @@
-#include "harness/bench/gpt2_ops.h"
+#include "bench/gpt2_ops.h"
 
 #include <cmath>
 #include <functional>
