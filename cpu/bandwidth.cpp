@@ -229,6 +229,47 @@ StreamBuffers::StreamBuffers(std::size_t n, Stream s)
   for (std::size_t i = 0; i < d.size(); ++i) d[i] = d0(i);
 }
 
+namespace {
+
+// AdamW's pattern (r1u3): g read, p, m and v rewritten; with_h also writes
+// the bf16 copy of p (r1u3h1).
+void flip_three(bool with_h, float* __restrict a, float* __restrict b, float* __restrict c, const float* __restrict d,
+                std::uint16_t* __restrict h, std::size_t n) {
+  if (!with_h) {
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) {
+      const float t = kFlip + d[i];
+      a[i] = t - a[i];
+      b[i] = t - b[i];
+      c[i] = t - c[i];
+    }
+    return;
+  }
+#pragma omp simd
+  for (std::size_t i = 0; i < n; ++i) {
+    const float t = kFlip + d[i];
+    const float x = t - a[i];
+    a[i] = x;
+    b[i] = t - b[i];
+    c[i] = t - c[i];
+    h[i] = bf16_bits(x);
+  }
+}
+
+// The non-temporal streams: stores that bypass the caches.
+void nt_pass(Stream s, float* __restrict a, float* __restrict b, const float* __restrict c, std::size_t n, int pass) {
+  if (s == Stream::WriteNt) {
+    const float v = written(pass);
+    nt_fill(a, n, [&](std::size_t) { return v; });
+  } else if (s == Stream::CopyNt) {
+    nt_fill(b, n, [&](std::size_t i) { return a[i]; });
+  } else {
+    nt_fill(a, n, [&](std::size_t i) { return b[i] + kTriadScale * c[i]; });
+  }
+}
+
+}  // namespace
+
 double run_stream_pass(Stream s, StreamBuffers& buf, int pass) {
   const std::size_t n = buf.a.size();
   float* __restrict a = buf.a.data();
@@ -277,35 +318,13 @@ double run_stream_pass(Stream s, StreamBuffers& buf, int pass) {
       for (std::size_t i = 0; i < n; ++i) a[i] = (kFlip + b[i] + c[i]) - a[i];
       return 0;
     case Stream::R1U3:
-#pragma omp simd
-      for (std::size_t i = 0; i < n; ++i) {
-        const float t = kFlip + d[i];
-        a[i] = t - a[i];
-        b[i] = t - b[i];
-        c[i] = t - c[i];
-      }
-      return 0;
     case Stream::R1U3H1:
-#pragma omp simd
-      for (std::size_t i = 0; i < n; ++i) {
-        const float t = kFlip + d[i];
-        const float x = t - a[i];
-        a[i] = x;
-        b[i] = t - b[i];
-        c[i] = t - c[i];
-        h[i] = bf16_bits(x);
-      }
+      flip_three(s == Stream::R1U3H1, a, b, c, d, h, n);
       return 0;
-    case Stream::WriteNt: {
-      const float v = written(pass);
-      nt_fill(a, n, [&](std::size_t) { return v; });
-      return 0;
-    }
+    case Stream::WriteNt:
     case Stream::CopyNt:
-      nt_fill(b, n, [&](std::size_t i) { return a[i]; });
-      return 0;
     case Stream::TriadNt:
-      nt_fill(a, n, [&](std::size_t i) { return b[i] + kTriadScale * c[i]; });
+      nt_pass(s, a, b, c, n, pass);
       return 0;
   }
   return 0;

@@ -50,12 +50,29 @@ struct PyWindow {
   }
 };
 
-}  // namespace
+// What a window says at the interpreter: its state, and its figures once
+// judged (judging it if it closed).
+std::string window_repr(PyWindow& w) {
+  if (w.open) return "<flopwatt.Window '" + w.name + "' open>";
+  if (!w.closed) return "<flopwatt.Window '" + w.name + "' not entered>";
+  const WindowResult& r = w.done();
+  char buf[160];
+  std::string text = "<flopwatt.Window '" + w.name + "' ";
+  std::snprintf(buf, sizeof buf, "%.4g s", r.duration_s);
+  text += buf;
+  if (r.flop_per_s) std::snprintf(buf, sizeof buf, ", %.4g GFLOP/s", *r.flop_per_s * 1e-9), text += buf;
+  if (r.energy_j) {
+    std::snprintf(buf, sizeof buf, ", %.4g J, %.4g W", *r.energy_j, r.avg_power_w.value_or(0));
+    text += buf;
+    if (r.flop_per_j) std::snprintf(buf, sizeof buf, ", %.4g GFLOP/J", *r.flop_per_j * 1e-9), text += buf;
+    text += " from " + *r.headline;
+  } else {
+    text += ", no energy: " + r.headline_why;
+  }
+  return text + ">";
+}
 
-PYBIND11_MODULE(flopwatt, mod) {
-  mod.doc() = "flopwatt: time and energy of named windows of your code, with flopwatt's headline rule";
-  mod.attr("__version__") = flopwatt::version();
-
+void bind_source_info(py::module_& mod) {
   py::class_<flopwatt::SourceInfo>(mod, "SourceInfo")
       .def_readonly("id", &flopwatt::SourceInfo::id)
       .def_readonly("domain", &flopwatt::SourceInfo::domain)
@@ -65,7 +82,9 @@ PYBIND11_MODULE(flopwatt, mod) {
       .def("__repr__", [](const flopwatt::SourceInfo& s) {
         return "<flopwatt.SourceInfo " + s.id + " (" + s.domain + ")" + (s.available ? "" : " unavailable: " + s.reason) + ">";
       });
+}
 
+void bind_source_figure(py::module_& mod) {
   py::class_<flopwatt::SourceFigure>(mod, "SourceFigure")
       .def_readonly("id", &flopwatt::SourceFigure::id)
       .def_readonly("domain", &flopwatt::SourceFigure::domain)
@@ -78,7 +97,9 @@ PYBIND11_MODULE(flopwatt, mod) {
       .def("__repr__", [](const flopwatt::SourceFigure& s) {
         return "<flopwatt.SourceFigure " + s.id + " " + std::to_string(s.energy_j) + " J>";
       });
+}
 
+void bind_window(py::module_& mod) {
   py::class_<PyWindow, std::shared_ptr<PyWindow>>(mod, "Window")
       .def("__enter__", [](std::shared_ptr<PyWindow> w) {
         if (w->open || w->closed) throw std::runtime_error("flopwatt window '" + w->name + "' was already used");
@@ -103,46 +124,30 @@ PYBIND11_MODULE(flopwatt, mod) {
       .def_property_readonly("supply", [](PyWindow& w) { return w.done().supply; })
       .def_property_readonly("notes", [](PyWindow& w) { return w.done().notes; })
       .def_property_readonly("sources", [](PyWindow& w) { return w.done().sources; })
-      .def("__repr__", [](PyWindow& w) {
-        // Says what state the window is in, and its figures once judged (judging it if it closed).
-        if (w.open) return "<flopwatt.Window '" + w.name + "' open>";
-        if (!w.closed) return "<flopwatt.Window '" + w.name + "' not entered>";
-        const WindowResult& r = w.done();
-        char buf[160];
-        std::string text = "<flopwatt.Window '" + w.name + "' ";
-        std::snprintf(buf, sizeof buf, "%.4g s", r.duration_s);
-        text += buf;
-        if (r.flop_per_s) std::snprintf(buf, sizeof buf, ", %.4g GFLOP/s", *r.flop_per_s * 1e-9), text += buf;
-        if (r.energy_j) {
-          std::snprintf(buf, sizeof buf, ", %.4g J, %.4g W", *r.energy_j, r.avg_power_w.value_or(0));
-          text += buf;
-          if (r.flop_per_j) std::snprintf(buf, sizeof buf, ", %.4g GFLOP/J", *r.flop_per_j * 1e-9), text += buf;
-          text += " from " + *r.headline;
-        } else {
-          text += ", no energy: " + r.headline_why;
-        }
-        return text + ">";
-      });
+      .def("__repr__", &window_repr);
+}
 
+std::shared_ptr<Meter> make_meter(const std::string& power, const std::string& sysfs_root, const std::string& power_log,
+                                  double sample_period_s, const std::string& headline_domain, double history_s,
+                                  const std::string& pushgateway, const std::string& machine, const std::string& run_id,
+                                  double push_timeout_s) {
+  flopwatt::MeterOptions o;
+  o.power = power;
+  o.sysfs_root = sysfs_root;
+  o.power_log = power_log;
+  o.sample_period_s = sample_period_s;
+  o.headline_domain = headline_domain;
+  o.history_s = history_s;
+  o.pushgateway = pushgateway;
+  o.machine = machine;
+  o.run_id = run_id;
+  o.push_timeout_s = push_timeout_s;
+  return std::make_shared<Meter>(o);
+}
+
+void bind_meter(py::module_& mod) {
   py::class_<Meter, std::shared_ptr<Meter>>(mod, "Meter")
-      .def(py::init([](const std::string& power, const std::string& sysfs_root, const std::string& power_log,
-                       double sample_period_s, const std::string& headline_domain, double history_s,
-                       const std::string& pushgateway, const std::string& machine, const std::string& run_id,
-                       double push_timeout_s) {
-             flopwatt::MeterOptions o;
-             o.power = power;
-             o.sysfs_root = sysfs_root;
-             o.power_log = power_log;
-             o.sample_period_s = sample_period_s;
-             o.headline_domain = headline_domain;
-             o.history_s = history_s;
-             o.pushgateway = pushgateway;
-             o.machine = machine;
-             o.run_id = run_id;
-             o.push_timeout_s = push_timeout_s;
-             return std::make_shared<Meter>(o);
-           }),
-           py::arg("power") = "auto", py::arg("sysfs_root") = "", py::arg("power_log") = "",
+      .def(py::init(&make_meter), py::arg("power") = "auto", py::arg("sysfs_root") = "", py::arg("power_log") = "",
            py::arg("sample_period_s") = 0.010, py::arg("headline_domain") = "", py::arg("history_s") = 3600.0,
            py::arg("pushgateway") = "", py::arg("machine") = "", py::arg("run_id") = "", py::arg("push_timeout_s") = 5.0)
       .def_property_readonly("run_id", &Meter::run_id)
@@ -167,4 +172,15 @@ PYBIND11_MODULE(flopwatt, mod) {
           },
           py::arg("name"), py::arg("flop") = 0.0,
           "A window to use in a with block; its figures are read after the block");
+}
+
+}  // namespace
+
+PYBIND11_MODULE(flopwatt, mod) {
+  mod.doc() = "flopwatt: time and energy of named windows of your code, with flopwatt's headline rule";
+  mod.attr("__version__") = flopwatt::version();
+  bind_source_info(mod);
+  bind_source_figure(mod);
+  bind_window(mod);
+  bind_meter(mod);
 }

@@ -12,7 +12,7 @@
 #include <set>
 #include <sstream>
 
-#include "flopwatt/meter.h"
+#include "harness/output/bench_label.h"
 #include "harness/output/text.h"
 #include "harness/run/statistics.h"
 #include "workloads/error.h"
@@ -34,7 +34,7 @@ double unit_seconds(const std::string& u) {
   return 0;
 }
 
-// flopwatt_bench's counters (harness/bench/energy.h), with or without a
+// flopwatt_bench's counters (bench/energy.h), with or without a
 // "<source id>:" prefix (--power-counters all).
 struct CounterKind {
   const char* suffix;
@@ -104,6 +104,119 @@ BenchFile load_bench_json(const std::string& path) {
   return b;
 }
 
+namespace {
+
+using Reps = std::vector<const json*>;
+
+// Repetitions by name, in first-seen order.
+std::map<std::string, Reps> group_by_name(const json& doc, std::vector<std::string>& order) {
+  std::map<std::string, Reps> g;
+  for (const auto& b : doc["benchmarks"]) {
+    if (!is_iteration(b)) continue;
+    const std::string name = b["name"].get<std::string>();
+    if (!g.count(name)) order.push_back(name);
+    g[name].push_back(&b);
+  }
+  return g;
+}
+
+// Each loop's label names its own energy source (harness/output/bench_label.h): energy
+// compares only where every repetition of both sides names one and the same source.
+bool one_energy_source(BenchRow& row, const Reps& ra, const Reps& rb, std::vector<std::string>& notes) {
+  std::set<std::string> sources_a, sources_b;
+  for (const auto* side : {&ra, &rb})
+    for (const json* r : *side) {
+      const std::string label = r->value("label", std::string());
+      if (label.find(kLabelLow) != std::string::npos) row.low_confidence_energy = true;
+      if (const auto src = label_source(label)) (side == &ra ? sources_a : sources_b).insert(*src);
+    }
+  const bool one_source = sources_a == sources_b && sources_a.size() <= 1;
+  if (!one_source) {
+    row.energy_note = fmt::format("energy from different sources (A: {}, B: {}): no energy compared",
+                                  sources_a.empty() ? "none" : join(std::vector<std::string>(sources_a.begin(), sources_a.end()), ", "),
+                                  sources_b.empty() ? "none" : join(std::vector<std::string>(sources_b.begin(), sources_b.end()), ", "));
+    notes.push_back(row.name + ": " + row.energy_note);
+  }
+  return one_source;
+}
+
+// The metrics a row compares: the times, then the counters of its first repetition (energy
+// ones only from one source).
+std::vector<MetricComparison> metrics_of(const json& first, bool one_source) {
+  std::vector<MetricComparison> ms;
+  for (const char* t : {"real_time", "cpu_time"}) {
+    MetricComparison m;
+    m.metric = t;
+    m.unit = "s";
+    ms.push_back(m);
+  }
+  for (const auto& [key, v] : first.items())
+    if (const CounterKind* k = counter_kind(key); k && v.is_number() && (one_source || !k->energy)) {
+      MetricComparison m;
+      m.metric = key;
+      m.unit = k->unit;
+      m.higher_is_better = k->higher_is_better;
+      m.energy = k->energy;
+      ms.push_back(m);
+    }
+  return ms;
+}
+
+// False when a repetition lacks the metric: a metric is compared only where every one has it.
+bool collect(const Reps& reps, const MetricComparison& m, std::vector<double>& out) {
+  for (const json* r : reps) {
+    if (!r->contains(m.metric) || !(*r)[m.metric].is_number()) return false;
+    double v = (*r)[m.metric].get<double>();
+    if (m.unit == "s") v *= unit_seconds(r->value("time_unit", std::string("ns")));
+    if (!std::isfinite(v)) continue;  // a NaN would rank anywhere; it is not a sample
+    out.push_back(v);
+  }
+  return true;
+}
+
+// False when the metric cannot be compared (missing somewhere, or no finite sample on a side).
+bool compare_metric(MetricComparison& m, const Reps& ra, const Reps& rb, double alpha) {
+  const bool complete_a = collect(ra, m, m.a);
+  const bool complete_b = collect(rb, m, m.b);
+  if (!complete_a || !complete_b || m.a.empty() || m.b.empty()) return false;
+  m.median_a = quantile(m.a, 0.5);
+  m.median_b = quantile(m.b, 0.5);
+  m.change = change_of(m.median_a, m.median_b);
+  if (m.a.size() >= kUTestMinReps && m.b.size() >= kUTestMinReps) {
+    m.utest = mann_whitney_u(m.a, m.b);
+    m.significant = m.utest->p < alpha;
+  }
+  return true;
+}
+
+// compare.py's warnings about too few repetitions for the U test.
+std::string repetitions_warning(const BenchRow& row) {
+  const std::size_t least = std::min(row.reps_a, row.reps_b);
+  if (least < kUTestMinReps)
+    return fmt::format("no U test: {} vs {} repetitions, it needs {} on each side "
+                       "(--benchmark_repetitions={} or more)",
+                       row.reps_a, row.reps_b, kUTestMinReps, kUTestOptimalReps);
+  if (least < kUTestOptimalReps)
+    return fmt::format("{} vs {} repetitions: p-values unreliable below {} (as compare.py warns)", row.reps_a,
+                       row.reps_b, kUTestOptimalReps);
+  return "";
+}
+
+BenchRow compare_row(const std::string& name, const Reps& ra, const Reps& rb, double alpha,
+                     std::vector<std::string>& notes) {
+  BenchRow row;
+  row.name = name;
+  row.reps_a = ra.size();
+  row.reps_b = rb.size();
+  const bool one_source = one_energy_source(row, ra, rb, notes);
+  for (auto& m : metrics_of(*ra.front(), one_source))
+    if (compare_metric(m, ra, rb, alpha)) row.metrics.push_back(std::move(m));
+  row.warning = repetitions_warning(row);
+  return row;
+}
+
+}  // namespace
+
 BenchComparison compare_bench(const BenchFile& fa, const BenchFile& fb, double alpha) {
   BenchComparison c;
   c.file_a = fa.path;
@@ -117,104 +230,15 @@ BenchComparison compare_bench(const BenchFile& fa, const BenchFile& fb, double a
                                   c.headline_a.empty() ? "none" : c.headline_a,
                                   c.headline_b.empty() ? "none" : c.headline_b));
 
-  // Repetitions by name, in first-seen order.
-  auto group = [](const json& doc, std::vector<std::string>& order) {
-    std::map<std::string, std::vector<const json*>> g;
-    for (const auto& b : doc["benchmarks"]) {
-      if (!is_iteration(b)) continue;
-      const std::string name = b["name"].get<std::string>();
-      if (!g.count(name)) order.push_back(name);
-      g[name].push_back(&b);
-    }
-    return g;
-  };
   std::vector<std::string> order_a, order_b;
-  const auto ga = group(fa.doc, order_a);
-  const auto gb = group(fb.doc, order_b);
+  const auto ga = group_by_name(fa.doc, order_a);
+  const auto gb = group_by_name(fb.doc, order_b);
   for (const auto& n : order_b)
     if (!ga.count(n)) c.only_b.push_back(n);
-
   for (const auto& name : order_a) {
-    auto itb = gb.find(name);
-    if (itb == gb.end()) {
-      c.only_a.push_back(name);
-      continue;
-    }
-    const auto& ra = ga.at(name);
-    const auto& rb = itb->second;
-    BenchRow row;
-    row.name = name;
-    row.reps_a = ra.size();
-    row.reps_b = rb.size();
-    // Each loop's label names its own energy source (flopwatt/meter.h's label format): energy
-    // compares only where every repetition of both sides names one and the same source.
-    std::set<std::string> sources_a, sources_b;
-    for (const auto* side : {&ra, &rb})
-      for (const json* r : *side) {
-        const std::string label = r->value("label", std::string());
-        if (label.find(kLabelLow) != std::string::npos) row.low_confidence_energy = true;
-        if (const auto src = label_source(label)) (side == &ra ? sources_a : sources_b).insert(*src);
-      }
-    const bool one_source = sources_a == sources_b && sources_a.size() <= 1;
-    if (!one_source) {
-      row.energy_note = fmt::format("energy from different sources (A: {}, B: {}): no energy compared",
-                                    sources_a.empty() ? "none" : join(std::vector<std::string>(sources_a.begin(), sources_a.end()), ", "),
-                                    sources_b.empty() ? "none" : join(std::vector<std::string>(sources_b.begin(), sources_b.end()), ", "));
-      c.notes.push_back(row.name + ": " + row.energy_note);
-    }
-
-    // Metric names present in every repetition of both sides, times first.
-    std::vector<MetricComparison> ms;
-    for (const char* t : {"real_time", "cpu_time"}) {
-      MetricComparison m;
-      m.metric = t;
-      m.unit = "s";
-      ms.push_back(m);
-    }
-    for (const auto& [key, v] : ra.front()->items())
-      if (const CounterKind* k = counter_kind(key); k && v.is_number() && (one_source || !k->energy)) {
-        MetricComparison m;
-        m.metric = key;
-        m.unit = k->unit;
-        m.higher_is_better = k->higher_is_better;
-        m.energy = k->energy;
-        ms.push_back(m);
-      }
-    for (auto& m : ms) {
-      bool complete = true;
-      auto collect = [&](const std::vector<const json*>& reps, std::vector<double>& out) {
-        for (const json* r : reps) {
-          if (!r->contains(m.metric) || !(*r)[m.metric].is_number()) {
-            complete = false;
-            return;
-          }
-          double v = (*r)[m.metric].get<double>();
-          if (m.unit == "s") v *= unit_seconds(r->value("time_unit", std::string("ns")));
-          if (!std::isfinite(v)) continue;  // a NaN would rank anywhere; it is not a sample
-          out.push_back(v);
-        }
-      };
-      collect(ra, m.a);
-      collect(rb, m.b);
-      if (!complete || m.a.empty() || m.b.empty()) continue;
-      m.median_a = quantile(m.a, 0.5);
-      m.median_b = quantile(m.b, 0.5);
-      m.change = change_of(m.median_a, m.median_b);
-      if (m.a.size() >= kUTestMinReps && m.b.size() >= kUTestMinReps) {
-        m.utest = mann_whitney_u(m.a, m.b);
-        m.significant = m.utest->p < alpha;
-      }
-      row.metrics.push_back(std::move(m));
-    }
-    const std::size_t least = std::min(row.reps_a, row.reps_b);
-    if (least < kUTestMinReps)
-      row.warning = fmt::format("no U test: {} vs {} repetitions, it needs {} on each side "
-                                "(--benchmark_repetitions={} or more)",
-                                row.reps_a, row.reps_b, kUTestMinReps, kUTestOptimalReps);
-    else if (least < kUTestOptimalReps)
-      row.warning = fmt::format("{} vs {} repetitions: p-values unreliable below {} (as compare.py warns)", row.reps_a,
-                                row.reps_b, kUTestOptimalReps);
-    c.rows.push_back(std::move(row));
+    const auto itb = gb.find(name);
+    if (itb == gb.end()) c.only_a.push_back(name);
+    else c.rows.push_back(compare_row(name, ga.at(name), itb->second, alpha, c.notes));
   }
   return c;
 }

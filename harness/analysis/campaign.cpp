@@ -224,11 +224,15 @@ CooldownCheck check_cooldown(const std::vector<power::Temperature>& start, const
   return c;
 }
 
-json compare_mains_battery(const std::vector<LoadedRun>& mains, const std::vector<LoadedRun>& battery,
-                           const ComparisonOptions& o) {
+namespace {
+
+using RowKey = std::pair<std::string, std::string>;  // configuration, backend
+
+// One row per configuration and backend, each side from the first run of its
+// phase that measured it.
+std::vector<CRow> join_rows(const std::vector<LoadedRun>* const (&states)[2]) {
   std::vector<CRow> rows;
-  std::map<std::pair<std::string, std::string>, std::size_t> index;
-  const std::vector<LoadedRun>* states[2] = {&mains, &battery};
+  std::map<RowKey, std::size_t> index;
   for (int s = 0; s < 2; ++s)
     for (const auto& run : *states[s])
       for (const auto& m : run.run.measurements) {
@@ -244,25 +248,84 @@ json compare_mains_battery(const std::vector<LoadedRun>& mains, const std::vecto
           rows.push_back(r);
         }
         Side& side = rows[it->second].side[s];
-        if (side.m) continue;  // the first run of the phase that measured it
+        if (side.m) continue;
         side.m = &m;
         side.run = &run;
         side.source = headline_of(run.run, m).source;
       }
+  return rows;
+}
 
-  // Baseline backend per configuration and state, among the backends that ran it there.
-  std::map<std::string, std::string> baseline[2];
-  std::map<std::pair<std::string, std::string>, const CRow*> by;
-  for (int s = 0; s < 2; ++s) {
-    std::map<std::string, std::vector<std::string>> have;
-    for (const auto& r : rows)
-      if (r.side[s].m) have[r.key].push_back(r.backend);
-    for (auto& [key, list] : have) {
-      const bool forced = !o.baseline_backend.empty() &&
-                          std::find(list.begin(), list.end(), o.baseline_backend) != list.end();
-      baseline[s][key] = forced ? o.baseline_backend : baseline_backend(list);
+// The baseline backend per configuration, in one state, among the backends that ran it there.
+std::map<std::string, std::string> baselines(const std::vector<CRow>& rows, int s, const ComparisonOptions& o) {
+  std::map<std::string, std::string> baseline;
+  std::map<std::string, std::vector<std::string>> have;
+  for (const auto& r : rows)
+    if (r.side[s].m) have[r.key].push_back(r.backend);
+  for (auto& [key, list] : have) {
+    const bool forced = !o.baseline_backend.empty() &&
+                        std::find(list.begin(), list.end(), o.baseline_backend) != list.end();
+    baseline[key] = forced ? o.baseline_backend : baseline_backend(list);
+  }
+  return baseline;
+}
+
+// A row against its configuration's baseline backend in the same state.
+json speedup_json(const CRow& r, int s, const std::string& bb, const CRow* base) {
+  json sp = {{"baseline", bb}, {"flop_per_s", nullptr}, {"ci95", nullptr}, {"flop_per_j", nullptr},
+             {"flop_per_j_source", nullptr}};
+  if (!base || !base->side[s].m) return sp;
+  if (auto rr = rate_ratio(*r.side[s].m, *base->side[s].m)) {
+    sp["flop_per_s"] = rr->ratio;
+    sp["ci95"] = rr->ci95;
+  }
+  // Efficiency gains only between like measurements: the same energy source.
+  const auto& a = r.side[s].source;
+  const auto& b = base->side[s].source;
+  const auto fa = fpj(*r.side[s].m, a), fb = fpj(*base->side[s].m, b);
+  if (a && b && *a == *b && fa && fb && *fb > 0) {
+    sp["flop_per_j"] = *fa / *fb;
+    sp["flop_per_j_source"] = *a;
+  }
+  return sp;
+}
+
+json mains_over_battery_json(const CRow& r) {
+  json q = {{"flop_per_s", nullptr}, {"ci95", nullptr}, {"flop_per_j", nullptr}, {"flop_per_j_source", nullptr}};
+  if (r.side[0].m && r.side[1].m) {
+    if (auto rr = rate_ratio(*r.side[0].m, *r.side[1].m)) {
+      q["flop_per_s"] = rr->ratio;
+      q["ci95"] = rr->ci95;
+    }
+    if (auto src = common_source(r)) {
+      q["flop_per_j"] = *fpj(*r.side[0].m, src) / *fpj(*r.side[1].m, src);
+      q["flop_per_j_source"] = *src;
     }
   }
+  if (r.first->simulated) q["note"] = "simulated: modelled time and energy do not depend on the power supply";
+  return q;
+}
+
+json comparison_method() {
+  return {
+      {"flop_per_s", "at the median time of each measurement; ci95: from both medians' 95% CIs, combined worst-case"},
+      {"flop_per_j_mains",
+       "the run's headline source unless it is a battery gauge (on mains it reads the charging current), else the "
+       "widest other domain"},
+      {"flop_per_j_battery", "the run's headline source (the battery gauge on a laptop without RAPL psys)"},
+      {"mains_over_battery_flop_per_j", "only from a source that measured the machine in both states (same id)"},
+      {"speedup", "backend / baseline backend of the same configuration in the same state; FLOP/J only when both "
+                  "used the same source"}};
+}
+
+}  // namespace
+
+json compare_mains_battery(const std::vector<LoadedRun>& mains, const std::vector<LoadedRun>& battery,
+                           const ComparisonOptions& o) {
+  const std::vector<LoadedRun>* const states[2] = {&mains, &battery};
+  const std::vector<CRow> rows = join_rows(states);
+  const std::map<std::string, std::string> baseline[2] = {baselines(rows, 0, o), baselines(rows, 1, o)};
+  std::map<RowKey, const CRow*> by;
   for (const auto& r : rows) by[{r.key, r.backend}] = &r;
 
   json jrows = json::array();
@@ -281,55 +344,19 @@ json compare_mains_battery(const std::vector<LoadedRun>& mains, const std::vecto
     for (int s = 0; s < 2; ++s) {
       json side = side_json(r.side[s]);
       if (!side.is_null()) {
-        const std::string& bb = baseline[s][r.key];
-        json sp = {{"baseline", bb}, {"flop_per_s", nullptr}, {"ci95", nullptr}, {"flop_per_j", nullptr},
-                   {"flop_per_j_source", nullptr}};
-        const CRow* base = by.count({r.key, bb}) ? by[{r.key, bb}] : nullptr;
-        if (base && base->side[s].m) {
-          if (auto rr = rate_ratio(*r.side[s].m, *base->side[s].m)) {
-            sp["flop_per_s"] = rr->ratio;
-            sp["ci95"] = rr->ci95;
-          }
-          // Efficiency gains only between like measurements: the same energy source.
-          const auto& a = r.side[s].source;
-          const auto& b = base->side[s].source;
-          const auto fa = fpj(*r.side[s].m, a), fb = fpj(*base->side[s].m, b);
-          if (a && b && *a == *b && fa && fb && *fb > 0) {
-            sp["flop_per_j"] = *fa / *fb;
-            sp["flop_per_j_source"] = *a;
-          }
-        }
-        side["speedup"] = sp;
+        const std::string& bb = baseline[s].at(r.key);
+        const auto base = by.find({r.key, bb});
+        side["speedup"] = speedup_json(r, s, bb, base == by.end() ? nullptr : base->second);
       }
-      j[kStates[s]] = side;
+      j[kStates[s]] = side;  // null: not measured in that state
     }
-    json q = {{"flop_per_s", nullptr}, {"ci95", nullptr}, {"flop_per_j", nullptr}, {"flop_per_j_source", nullptr}};
-    if (r.side[0].m && r.side[1].m) {
-      if (auto rr = rate_ratio(*r.side[0].m, *r.side[1].m)) {
-        q["flop_per_s"] = rr->ratio;
-        q["ci95"] = rr->ci95;
-      }
-      if (auto src = common_source(r)) {
-        q["flop_per_j"] = *fpj(*r.side[0].m, src) / *fpj(*r.side[1].m, src);
-        q["flop_per_j_source"] = *src;
-      }
-    }
-    if (m.simulated) q["note"] = "simulated: modelled time and energy do not depend on the power supply";
-    j["mains_over_battery"] = q;
+    j["mains_over_battery"] = mains_over_battery_json(r);
     jrows.push_back(j);
   }
   json out;
   out["kind"] = "flopwatt-mains-vs-battery";
   out["schema_version"] = 2;
-  out["method"] = {
-      {"flop_per_s", "at the median time of each measurement; ci95: from both medians' 95% CIs, combined worst-case"},
-      {"flop_per_j_mains",
-       "the run's headline source unless it is a battery gauge (on mains it reads the charging current), else the "
-       "widest other domain"},
-      {"flop_per_j_battery", "the run's headline source (the battery gauge on a laptop without RAPL psys)"},
-      {"mains_over_battery_flop_per_j", "only from a source that measured the machine in both states (same id)"},
-      {"speedup", "backend / baseline backend of the same configuration in the same state; FLOP/J only when both "
-                  "used the same source"}};
+  out["method"] = comparison_method();
   for (int s = 0; s < 2; ++s) {
     json labels = json::array();
     for (const auto& run : *states[s]) labels.push_back(run.label);

@@ -109,9 +109,24 @@ struct Campaign {
   Phase run_phase(int index, const std::string& state) {
     Phase ph;
     ph.state = state;
-    json jp = {{"index", index}, {"state", state}};
     const SupplySnapshot start = snap();
     ph.temps_start = power::read_temperatures(root);
+    json& jr = open_phase_record(index, start, ph);
+    std::string last = state;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const int code = run_part(index, i, ph, jr, last);
+      if (code == 130 || g_interrupted.load()) {
+        ph.interrupted = true;
+        break;
+      }
+    }
+    close_phase_record(start, ph, jr);
+    return ph;
+  }
+
+  // The phase's entry in campaign.json, saved before its first part runs.
+  json& open_phase_record(int index, const SupplySnapshot& start, const Phase& ph) {
+    json jp = {{"index", index}, {"state", ph.state}};
     jp["start"] = to_json(start);
     jp["temperatures_start"] = temperatures_json(ph.temps_start);
     jp["state_changes"] = json::array();
@@ -119,62 +134,71 @@ struct Campaign {
     rec.j["phases"].push_back(jp);
     json& jr = rec.j["phases"].back();
     rec.save();
-    std::string last = state;
-    for (std::size_t i = 0; i < parts.size(); ++i) {
-      const SuitePart& p = parts[i];
-      const std::string rel = parts.size() == 1 ? state : state + "/" + p.name;
-      std::vector<std::string> args = p.args;
-      args.insert(args.end(), {"--out", (rec.dir / rel).string()});
-      const auto common = common_child_args(a.common);
-      args.insert(args.end(), common.begin(), common.end());
-      fmt::print("\n== phase {} ({}), part {}/{} {}: flopwatt {}\n", index, state, i + 1, parts.size(), p.name,
-                 join(args, " "));
-      std::fflush(stdout);
-      const std::int64_t c0 = monotonic_ns();
-      const pid_t pid = spawn_self(args);
-      int status = 0;
-      for (;;) {
-        const pid_t w = waitpid(pid, &status, WNOHANG);
-        if (w == pid) break;
-        if (w < 0 && errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
-        std::this_thread::sleep_for(std::chrono::duration<double>(a.poll_s));
-        const SupplySnapshot s = snap();
-        const std::string now = supply_state(s);
-        if (now != last && now != "unknown") {
-          jr["state_changes"].push_back(to_json(s));
-          if (now != state) {
-            const std::string why = fmt::format("power state changed to {} at {:.1f} s, during part {}", now, s.t_s, p.name);
-            if (ph.valid) fmt::print(stderr, "flopwatt: phase {} ({}) is invalid: {}\n", index, state, why);
-            ph.valid = false;
-            ph.invalid_reasons.push_back(why);
-          }
-          last = now;
-          rec.save();
-        }
-      }
-      const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      jr["runs"].push_back({{"part", p.name}, {"dir", rel}, {"note", p.note}, {"command", args}, {"exit_code", code},
-                            {"duration_s", seconds_since(c0)}});
-      if (fs::exists(rec.dir / rel / "run.json")) {
-        try {
-          ph.runs.push_back({state + (parts.size() > 1 ? "/" + p.name : ""), (rec.dir / rel).string(),
-                             load_run_file((rec.dir / rel / "run.json").string())});
-        } catch (const InputError& e) {
-          ph.invalid_reasons.push_back(std::string("unreadable run: ") + e.what());
-          ph.valid = false;
-        }
-      }
-      if (code != 0) {
+    return jr;
+  }
+
+  // One part of the suite as a child `flopwatt run ...`; returns its exit code.
+  int run_part(int index, std::size_t i, Phase& ph, json& jr, std::string& last) {
+    const SuitePart& p = parts[i];
+    const std::string& state = ph.state;
+    const std::string rel = parts.size() == 1 ? state : state + "/" + p.name;
+    std::vector<std::string> args = p.args;
+    args.insert(args.end(), {"--out", (rec.dir / rel).string()});
+    const auto common = common_child_args(a.common);
+    args.insert(args.end(), common.begin(), common.end());
+    fmt::print("\n== phase {} ({}), part {}/{} {}: flopwatt {}\n", index, state, i + 1, parts.size(), p.name,
+               join(args, " "));
+    std::fflush(stdout);
+    const std::int64_t c0 = monotonic_ns();
+    const int code = wait_watching_supply(spawn_self(args), index, p.name, ph, jr, last);
+    jr["runs"].push_back({{"part", p.name}, {"dir", rel}, {"note", p.note}, {"command", args}, {"exit_code", code},
+                          {"duration_s", seconds_since(c0)}});
+    if (fs::exists(rec.dir / rel / "run.json")) {
+      try {
+        ph.runs.push_back({state + (parts.size() > 1 ? "/" + p.name : ""), (rec.dir / rel).string(),
+                           load_run_file((rec.dir / rel / "run.json").string())});
+      } catch (const InputError& e) {
+        ph.invalid_reasons.push_back(std::string("unreadable run: ") + e.what());
         ph.valid = false;
-        ph.invalid_reasons.push_back(fmt::format("part {} exited with {}", p.name, code));
-      }
-      if (code == 130 || g_interrupted.load()) {
-        ph.interrupted = true;
-        break;
       }
     }
+    if (code != 0) {
+      ph.valid = false;
+      ph.invalid_reasons.push_back(fmt::format("part {} exited with {}", p.name, code));
+    }
+    return code;
+  }
+
+  // Waits for the child, recording every change of supply meanwhile; a change
+  // away from the phase's state makes the phase invalid. Returns the exit code
+  // (128 + signal for a child killed by one).
+  int wait_watching_supply(pid_t pid, int index, const std::string& part, Phase& ph, json& jr, std::string& last) {
+    int status = 0;
+    for (;;) {
+      const pid_t w = waitpid(pid, &status, WNOHANG);
+      if (w == pid) break;
+      if (w < 0 && errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+      std::this_thread::sleep_for(std::chrono::duration<double>(a.poll_s));
+      const SupplySnapshot s = snap();
+      const std::string now = supply_state(s);
+      if (now != last && now != "unknown") {
+        jr["state_changes"].push_back(to_json(s));
+        if (now != ph.state) {
+          const std::string why = fmt::format("power state changed to {} at {:.1f} s, during part {}", now, s.t_s, part);
+          if (ph.valid) fmt::print(stderr, "flopwatt: phase {} ({}) is invalid: {}\n", index, ph.state, why);
+          ph.valid = false;
+          ph.invalid_reasons.push_back(why);
+        }
+        last = now;
+        rec.save();
+      }
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  void close_phase_record(const SupplySnapshot& start, Phase& ph, json& jr) {
     const SupplySnapshot end = snap();
-    if (supply_state(end) != state && ph.valid) {
+    if (supply_state(end) != ph.state && ph.valid) {
       ph.valid = false;
       ph.invalid_reasons.push_back("power state at the end of the phase is " + supply_state(end));
     }
@@ -186,7 +210,6 @@ struct Campaign {
     jr["valid"] = ph.valid;
     jr["invalid_reasons"] = ph.invalid_reasons;
     rec.save();
-    return ph;
   }
 
   // Waits for `want`; asks on a terminal unless --non-interactive.
@@ -288,12 +311,11 @@ struct Campaign {
 
 }  // namespace
 
-int run_mains_vs_battery(const CampaignOptions& a) {
-  Campaign c;
-  c.a = a;
-  c.root = a.common.power.sysfs_root;
-  c.t0 = monotonic_ns();
+namespace {
 
+// The suite's parts, its shapes and backends checked here rather than failing
+// inside a child after minutes of phase 1.
+std::vector<SuitePart> plan_parts(const CampaignOptions& a) {
   SuiteSpec spec;
   spec.suite = a.suite;
   spec.shapes = a.shapes;
@@ -303,27 +325,29 @@ int run_mains_vs_battery(const CampaignOptions& a) {
   spec.have_gpt2 = a.have_gpt2;
   for (const auto& b : all_backends()) spec.backend_list.push_back({b->name(), b->availability().ok, b->simulated()});
   if (auto f = default_gemm_backend()) spec.fastest_cpu = f->name();
-  // Checked here rather than failing inside a child after minutes of phase 1.
   if (!a.shapes.empty()) parse_shapes(a.shapes, "--shapes");
   if (!a.backends.empty()) select_backends(a.backends, "--backend");
-  c.parts = suite_parts(spec);
+  return suite_parts(spec);
+}
 
-  const SupplySnapshot s0 = c.snap();
-  const std::string state1 = supply_state(s0);
-  const std::string where = "--sysfs-root " + c.root;
-  if (state1 == "unknown")
-    throw InputError(where, "no AC adapter or battery under " + c.root + "sys/class/power_supply tells mains from battery",
+// A machine that cannot tell mains from battery, or has no battery, has no campaign to run.
+void require_battery(const SupplySnapshot& s0, const std::string& root) {
+  const std::string where = "--sysfs-root " + root;
+  if (supply_state(s0) == "unknown")
+    throw InputError(where, "no AC adapter or battery under " + root + "sys/class/power_supply tells mains from battery",
                      "run the campaign on a laptop (a desktop or virtual machine has no battery)");
   if (!s0.has_battery)
     throw InputError(where, "no battery under sys/class/power_supply: there is no battery phase to run",
                      "run the campaign on a laptop");
+}
 
-  const std::string out = a.common.out.empty() ? default_run_dir("campaign-" + make_run_id()) : a.common.out;
+// campaign.json before any phase: the options, the parts and the starting supply.
+void open_record(Campaign& c, const std::string& out, const SupplySnapshot& s0) {
+  const CampaignOptions& a = c.a;
   c.rec.dir = out;
   c.rec.out = std::make_unique<OutputDir>(out, "--out");
   if (c.rec.out->holds_any({"campaign.json", "run.json"}))
     throw InputError("--out " + out, "already holds a campaign or a run", "pass a new directory with --out");
-
   c.rec.j = {{"kind", "flopwatt-campaign"},
              {"campaign", "mains-vs-battery"},
              {"schema_version", 2},
@@ -342,6 +366,48 @@ int run_mains_vs_battery(const CampaignOptions& a) {
   for (const auto& p : c.parts) jparts.push_back({{"name", p.name}, {"args", p.args}, {"note", p.note}});
   c.rec.j["parts"] = jparts;
   c.rec.save();
+}
+
+// Both phases done (the second perhaps interrupted): the comparison's files
+// and summary; returns the campaign's exit status.
+int finish(Campaign& c, const std::string& out, const Phase& pm, const Phase& pb, bool interrupted) {
+  const CampaignOptions& a = c.a;
+  json cmp = compare_mains_battery(pm.runs, pb.runs, ComparisonOptions{a.baseline});
+  cmp["suite"] = a.suite;
+  if (a.suite == "paper") cmp["paper"] = paper_figures(cmp);
+  cmp["valid"] = {{"mains", pm.valid}, {"battery", pb.valid}};
+  cmp["invalid_reasons"] = {{"mains", pm.invalid_reasons}, {"battery", pb.invalid_reasons}};
+  c.rec.out->replace("comparison.json", cmp.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  c.rec.out->replace("comparison.csv", comparison_csv(cmp));
+  c.rec.j["complete"] = !interrupted;
+  c.rec.j["comparison"] = {{"json", "comparison.json"}, {"csv", "comparison.csv"}};
+  c.rec.save();
+
+  fmt::print("\nmains vs battery ({}):\n{}\n", a.suite, comparison_markdown(cmp));
+  if (cmp.contains("paper")) fmt::print("{}\n", paper_markdown(cmp["paper"]));
+  for (const Phase* p : {&pm, &pb})
+    if (!p->valid)
+      fmt::print(stderr, "flopwatt: phase on {} is invalid ({}); its figures are in the comparison but flagged\n",
+                 p->state, join(p->invalid_reasons, "; "));
+  fmt::print("campaign: {}/campaign.json, comparison: {}/comparison.json and comparison.csv\n", out, out);
+  if (interrupted) return 130;
+  return pm.valid && pb.valid ? 0 : 1;
+}
+
+}  // namespace
+
+int run_mains_vs_battery(const CampaignOptions& a) {
+  Campaign c;
+  c.a = a;
+  c.root = a.common.power.sysfs_root;
+  c.t0 = monotonic_ns();
+  c.parts = plan_parts(a);
+
+  const SupplySnapshot s0 = c.snap();
+  const std::string state1 = supply_state(s0);
+  require_battery(s0, c.root);
+  const std::string out = a.common.out.empty() ? default_run_dir("campaign-" + make_run_id()) : a.common.out;
+  open_record(c, out, s0);
   fmt::print("flopwatt campaign mains-vs-battery ({}) -> {}\nstarting on {}{}\n", a.suite, out, state1,
              s0.battery_percent ? fmt::format(", battery {:.0f}%", *s0.battery_percent) : "");
 
@@ -370,30 +436,8 @@ int run_mains_vs_battery(const CampaignOptions& a) {
   c.cool_down(p1.temps_start);
   if (g_interrupted.load()) return 130;
   Phase p2 = c.run_phase(2, state2);
-
-  const Phase& pm = state1 == "mains" ? p1 : p2;
-  const Phase& pb = state1 == "mains" ? p2 : p1;
-  json cmp = compare_mains_battery(pm.runs, pb.runs, ComparisonOptions{a.baseline});
-  cmp["suite"] = a.suite;
-  if (a.suite == "paper") cmp["paper"] = paper_figures(cmp);
-  cmp["valid"] = {{"mains", pm.valid}, {"battery", pb.valid}};
-  cmp["invalid_reasons"] = {{"mains", pm.invalid_reasons}, {"battery", pb.invalid_reasons}};
-  c.rec.out->replace("comparison.json", cmp.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-  c.rec.out->replace("comparison.csv", comparison_csv(cmp));
-  c.rec.j["complete"] = !p2.interrupted;
-  c.rec.j["comparison"] = {{"json", "comparison.json"}, {"csv", "comparison.csv"}};
-  c.rec.save();
-
-  fmt::print("\nmains vs battery ({}):\n{}\n", a.suite, comparison_markdown(cmp));
-  if (cmp.contains("paper")) fmt::print("{}\n", paper_markdown(cmp["paper"]));
-  for (const Phase* p : {&pm, &pb})
-    if (!p->valid)
-      fmt::print(stderr, "flopwatt: phase on {} is invalid ({}); its figures are in the comparison but flagged\n",
-                 p->state, join(p->invalid_reasons, "; "));
-  fmt::print("campaign: {}/campaign.json, comparison: {}/comparison.json and comparison.csv\n", out, out);
-  if (p2.interrupted) return 130;
-  return pm.valid && pb.valid ? 0 : 1;
+  const bool mains_first = state1 == "mains";
+  return finish(c, out, mains_first ? p1 : p2, mains_first ? p2 : p1, p2.interrupted);
 }
-
 
 }  // namespace flopwatt

@@ -342,6 +342,88 @@ json programs_json(const std::vector<LoadedRun>& runs) {
   return out;
 }
 
+json run_summary_json(const LoadedRun& r) {
+  const json& c = r.run.context;
+  const std::string headline = run_headline(r.run).json_value();
+  return {{"label", r.label},
+          {"dir", r.dir},
+          {"run_id", r.run.run_id},
+          {"complete", r.run.complete},
+          {"headline_source", headline.empty() ? json(nullptr) : json(headline)},
+          {"cpu", c.value("cpu", json(nullptr))},
+          {"kernel", c.value("kernel", json(nullptr))},
+          {"threads", c.value("threads", json(nullptr))},
+          {"ac_online", c.value("ac_online", json(nullptr))},
+          {"battery_percent", c.value("battery_percent", json(nullptr))}};
+}
+
+// One run's figures of a row, its FLOP/J from the measurement's own headline source.
+json run_figures_json(const LoadedRun& run, const Measurement& x) {
+  const auto src = headline_of(run.run, x).source;
+  json e = {{"backend", x.backend},
+            {"flop_per_s", x.flop_per_s},
+            {"flop_per_s_p10", rate_at(x, x.time_s.p90)},
+            {"flop_per_s_p90", rate_at(x, x.time_s.p10)},
+            {"flop_per_s_ci95", {rate_at(x, x.time_s.ci95_hi), rate_at(x, x.time_s.ci95_lo)}},
+            {"reps", x.reps},
+            {"verified", x.verified ? json(*x.verified) : json(nullptr)},
+            {"energy_source", json_or_null(src)},
+            {"flop_per_j", json_or_null(fpj(x, src))}};
+  json_set(e, metric::kTimeMedian.name, x.time_s.median);
+  if (src) {
+    const EnergyFigures& f = x.energy.at(*src);
+    e["energy_confidence"] = f.confidence;
+    e["energy_j"] = f.j;
+    e["avg_power_w"] = f.avg_power_w;
+  }
+  return e;
+}
+
+// A run's measurement against the baseline run's; nullopt when the rates do not compare.
+std::optional<json> ratio_json(const LoadedRun& run, const Measurement& x, const LoadedRun& base_run,
+                               const Measurement& base) {
+  const auto rr = rate_ratio(x, base);
+  if (!rr) return std::nullopt;
+  json q = {{"flop_per_s", rr->ratio}, {"ci95", rr->ci95}, {"p10_p90", rr->p10_p90}};
+  // FLOP/J only compares like with like: one source id measured in both runs.
+  const auto shared = shared_headline(run.run, x, base_run.run, base);
+  const auto a = fpj(x, shared), b = fpj(base, shared);
+  if (a && b && *b > 0) {
+    q["flop_per_j"] = *a / *b;
+    q["flop_per_j_source"] = *shared;
+  } else {
+    q["flop_per_j"] = nullptr;
+    q["flop_per_j_source"] = nullptr;
+  }
+  return q;
+}
+
+json row_json(const Row& row, const std::vector<LoadedRun>& runs, const ReportOptions& o) {
+  const Measurement& m = *row.first;
+  json jr = {{"workload", m.workload}, {"op", m.op},     {"pass", json_or_null(m.pass)},
+             {"layer", m.layer ? json(*m.layer) : json(nullptr)},
+             {"backend", row.backend}, {"dtype", m.dtype},
+             {"shape", m.shape ? json{{"M", m.shape->M}, {"N", m.shape->N}, {"K", m.shape->K}} : json(nullptr)},
+             {"layout", json_or_null(m.layout)}, {"threads", json_or_null(m.threads)},
+             {"flop", m.flop},         {"simulated", m.simulated}};
+  json per = json::object(), ratios = json::object();
+  const Measurement* base = row.per_run[o.baseline];
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const Measurement* x = row.per_run[r];
+    const std::string& label = runs[r].label;
+    if (!x) {
+      per[label] = row.skipped[r].empty() ? json(nullptr) : json{{"skipped", row.skipped[r]}};
+      continue;
+    }
+    per[label] = run_figures_json(runs[r], *x);
+    if (r == o.baseline || !base) continue;
+    if (auto q = ratio_json(runs[r], *x, runs[o.baseline], *base)) ratios[label] = std::move(*q);
+  }
+  jr["runs"] = per;
+  jr["ratios_vs_baseline"] = ratios;
+  return jr;
+}
+
 }  // namespace
 
 json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
@@ -354,79 +436,10 @@ json report_json(const std::vector<LoadedRun>& runs, const ReportOptions& o) {
       "p10_p90: from each run's p10..p90, both combined worst-case; FLOP/J ratio only from one energy source "
       "both runs measured (flop_per_j_source), never a battery gauge of a run on mains";
   json rs = json::array();
-  for (const auto& r : runs) {
-    const json& c = r.run.context;
-    rs.push_back({{"label", r.label},
-                  {"dir", r.dir},
-                  {"run_id", r.run.run_id},
-                  {"complete", r.run.complete},
-                  {"headline_source", [&] {
-                     const std::string v = run_headline(r.run).json_value();
-                     return v.empty() ? json(nullptr) : json(v);
-                   }()},
-                  {"cpu", c.value("cpu", json(nullptr))},
-                  {"kernel", c.value("kernel", json(nullptr))},
-                  {"threads", c.value("threads", json(nullptr))},
-                  {"ac_online", c.value("ac_online", json(nullptr))},
-                  {"battery_percent", c.value("battery_percent", json(nullptr))}});
-  }
+  for (const auto& r : runs) rs.push_back(run_summary_json(r));
   j["runs"] = rs;
   json rows = json::array();
-  for (const Row& row : build_rows(runs, o.across_backends && runs.size() > 1)) {
-    const Measurement& m = *row.first;
-    json jr = {{"workload", m.workload}, {"op", m.op},     {"pass", json_or_null(m.pass)},
-               {"layer", m.layer ? json(*m.layer) : json(nullptr)},
-               {"backend", row.backend}, {"dtype", m.dtype},
-               {"shape", m.shape ? json{{"M", m.shape->M}, {"N", m.shape->N}, {"K", m.shape->K}} : json(nullptr)},
-               {"layout", json_or_null(m.layout)}, {"threads", json_or_null(m.threads)},
-               {"flop", m.flop},         {"simulated", m.simulated}};
-    json per = json::object(), ratios = json::object();
-    const Measurement* base = row.per_run[o.baseline];
-    for (std::size_t r = 0; r < runs.size(); ++r) {
-      const Measurement* x = row.per_run[r];
-      const std::string& label = runs[r].label;
-      if (!x) {
-        per[label] = row.skipped[r].empty() ? json(nullptr) : json{{"skipped", row.skipped[r]}};
-        continue;
-      }
-      const auto src = headline_of(runs[r].run, *x).source;
-      json e = {{"backend", x->backend},
-                {"flop_per_s", x->flop_per_s},
-                {"flop_per_s_p10", rate_at(*x, x->time_s.p90)},
-                {"flop_per_s_p90", rate_at(*x, x->time_s.p10)},
-                {"flop_per_s_ci95", {rate_at(*x, x->time_s.ci95_hi), rate_at(*x, x->time_s.ci95_lo)}},
-                {"reps", x->reps},
-                {"verified", x->verified ? json(*x->verified) : json(nullptr)},
-                {"energy_source", json_or_null(src)},
-                {"flop_per_j", json_or_null(fpj(*x, src))}};
-      json_set(e, metric::kTimeMedian.name, x->time_s.median);
-      if (src) {
-        const EnergyFigures& f = x->energy.at(*src);
-        e["energy_confidence"] = f.confidence;
-        e["energy_j"] = f.j;
-        e["avg_power_w"] = f.avg_power_w;
-      }
-      per[label] = e;
-      if (r == o.baseline || !base) continue;
-      const auto rr = rate_ratio(*x, *base);
-      if (!rr) continue;
-      json q = {{"flop_per_s", rr->ratio}, {"ci95", rr->ci95}, {"p10_p90", rr->p10_p90}};
-      // FLOP/J only compares like with like: one source id measured in both runs.
-      const auto shared = shared_headline(runs[r].run, *x, runs[o.baseline].run, *base);
-      const auto a = fpj(*x, shared), b = fpj(*base, shared);
-      if (a && b && *b > 0) {
-        q["flop_per_j"] = *a / *b;
-        q["flop_per_j_source"] = *shared;
-      } else {
-        q["flop_per_j"] = nullptr;
-        q["flop_per_j_source"] = nullptr;
-      }
-      ratios[label] = q;
-    }
-    jr["runs"] = per;
-    jr["ratios_vs_baseline"] = ratios;
-    rows.push_back(jr);
-  }
+  for (const Row& row : build_rows(runs, o.across_backends && runs.size() > 1)) rows.push_back(row_json(row, runs, o));
   j["rows"] = rows;
   if (json p = programs_json(runs); !p.empty()) j["programs"] = std::move(p);
   if (json g = grad_order_json(runs); !g.is_null()) j["grad_order"] = std::move(g);

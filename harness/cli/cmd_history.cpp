@@ -82,6 +82,99 @@ std::string history_svg(const std::vector<store::HistoryPoint>& pts,
   return svg + "</svg>\n";
 }
 
+using Spans = std::vector<std::pair<std::size_t, std::size_t>>;  // [begin, end) of each series in the points
+
+// An --op no stored measurement has: "0 point(s)" would read as a series with
+// no runs yet, so the error names the ops the store holds.
+[[noreturn]] void unknown_op(store::Store& s, const store::HistoryFilter& filter) {
+  store::HistoryFilter every = filter;
+  every.op.clear();
+  std::set<std::string> ops;
+  for (const auto& sr : s.history(every).series) {
+    const auto from = sr.config_key.find('|');  // workload|op|... (harness/output/run_model.h config_key)
+    if (from != std::string::npos) ops.insert(sr.config_key.substr(from + 1, sr.config_key.find('|', from + 1) - from - 1));
+  }
+  std::string known;
+  for (const auto& o : ops) known += (known.empty() ? "" : ", ") + o;
+  throw InputError("--op " + filter.op, "no stored measurement has this op (with the other filters given)",
+                   ops.empty() ? std::string("record a run first, or drop the other filters")
+                               : "pass one of the stored ops: " + known);
+}
+
+// Series: consecutive points of one configuration, backend and machine (the query's order).
+Spans series_of(const std::vector<store::HistoryPoint>& pts) {
+  Spans series;
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const bool same = i > 0 && pts[i].series == pts[i - 1].series;
+    if (same) series.back().second = i + 1;
+    else series.emplace_back(i, i + 1);
+  }
+  return series;
+}
+
+std::vector<bool> change_marks(const std::vector<store::HistoryPoint>& pts, const Spans& series, double threshold_pct) {
+  std::vector<bool> marks(pts.size(), false);
+  for (const auto& [b, e] : series) {
+    std::vector<double> v;
+    for (std::size_t i = b; i < e; ++i) v.push_back(pts[i].value);
+    const auto m = change_points(v, threshold_pct / 100);
+    for (std::size_t i = b; i < e; ++i) marks[i] = m[i - b];
+  }
+  return marks;
+}
+
+void print_history_json(const std::vector<store::HistoryPoint>& pts, const std::vector<bool>& marks,
+                        const std::string& metric) {
+  nlohmann::json j = nlohmann::json::array();
+  for (std::size_t i = 0; i < pts.size(); ++i)
+    j.push_back({{"configuration", pts[i].series->label}, {"config_key", pts[i].series->config_key},
+                 {"backend", pts[i].series->backend}, {"machine", pts[i].series->machine},
+                 {"run_id", pts[i].run->run_id}, {"started_utc", pts[i].run->started_utc},
+                 {"git_revision", pts[i].run->git_revision}, {metric, pts[i].value},
+                 {"change_point", bool(marks[i])}});
+  fmt::print("{}\n", j.dump(2));
+}
+
+void print_history_csv(const std::vector<store::HistoryPoint>& pts, const Spans& series, const std::vector<bool>& marks,
+                       const std::string& metric) {
+  // One buffer written once, each series' text escaped once: tens of
+  // thousands of lines went out one formatted print each.
+  std::string out = fmt::format("configuration,backend,machine,run_id,started_utc,git_revision,{},change_point\n", metric);
+  auto it = std::back_inserter(out);
+  for (const auto& [b, e] : series) {
+    const store::HistorySeries& sr = *pts[b].series;
+    const std::string head = csv_escape(sr.label) + "," + csv_escape(sr.backend) + "," + csv_escape(sr.machine) + ",";
+    for (std::size_t i = b; i < e; ++i) {
+      const store::HistoryRun& r = *pts[i].run;
+      fmt::format_to(it, "{}{},{},{},{},{}\n", head, csv_escape(r.run_id), csv_escape(r.started_utc),
+                     csv_escape(r.git_revision), pts[i].value, marks[i] ? 1 : 0);
+    }
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+}
+
+void print_history_markdown(const std::vector<store::HistoryPoint>& pts, const Spans& series,
+                            const std::vector<bool>& marks, const std::string& metric, double threshold_pct) {
+  std::string md;
+  for (const auto& [b, e] : series) {
+    md += fmt::format("#### {} on {} ({})\n\n| started (UTC) | run id | git | {} | vs previous | |\n|---|---|---|---|---|---|\n",
+                      md_cell(pts[b].series->label), md_cell(pts[b].series->backend),
+                      md_cell(pts[b].series->machine), metric);
+    for (std::size_t i = b; i < e; ++i) {
+      const double prev = i > b ? pts[i - 1].value : 0;
+      md += fmt::format("| {} | {} | {} | {:.4g} | {} | {} |\n", md_cell(pts[i].run->started_utc),
+                        md_cell(pts[i].run->run_id), md_cell(pts[i].run->git_revision), pts[i].value,
+                        i > b && prev != 0 ? fmt::format("{:+.1f}%", 100 * (pts[i].value - prev) / prev) : "",
+                        marks[i] ? "**change**" : "");
+    }
+    md += "\n";
+  }
+  md += fmt::format("{} point(s) in {} series; **change**: the median of up to {} runs from here differs by more "
+                    "than {}% from the median of as many runs before (at least 2 each side).\n",
+                    pts.size(), series.size(), kChangeWindow, shortest(threshold_pct));
+  fmt::print("{}", md);
+}
+
 int run_history(const HistoryArgs& a) {
   if (a.format != "md" && a.format != "csv" && a.format != "json")
     throw InputError("--format " + a.format, "unknown format", "use md, csv or json");
@@ -90,83 +183,16 @@ int run_history(const HistoryArgs& a) {
   auto s = store::Store::open(store::resolve(a.store), false);
   const store::History h = s->history(a.filter);
   const auto& pts = h.points;
-  if (pts.empty() && !a.filter.op.empty()) {
-    // "0 point(s)" would read as a series with no runs yet: say which ops the store holds.
-    store::HistoryFilter every = a.filter;
-    every.op.clear();
-    std::set<std::string> ops;
-    for (const auto& sr : s->history(every).series) {
-      const auto from = sr.config_key.find('|');  // workload|op|... (harness/output/run_model.h config_key)
-      if (from != std::string::npos) ops.insert(sr.config_key.substr(from + 1, sr.config_key.find('|', from + 1) - from - 1));
-    }
-    std::string known;
-    for (const auto& o : ops) known += (known.empty() ? "" : ", ") + o;
-    throw InputError("--op " + a.filter.op, "no stored measurement has this op (with the other filters given)",
-                     ops.empty() ? std::string("record a run first, or drop the other filters")
-                                 : "pass one of the stored ops: " + known);
-  }
-  // Series: consecutive points of one configuration, backend and machine (the query's order).
-  std::vector<std::pair<std::size_t, std::size_t>> series;
-  for (std::size_t i = 0; i < pts.size(); ++i) {
-    const bool same = i > 0 && pts[i].series == pts[i - 1].series;
-    if (same) series.back().second = i + 1;
-    else series.emplace_back(i, i + 1);
-  }
-  std::vector<bool> marks(pts.size(), false);
-  for (const auto& [b, e] : series) {
-    std::vector<double> v;
-    for (std::size_t i = b; i < e; ++i) v.push_back(pts[i].value);
-    const auto m = change_points(v, a.threshold_pct / 100);
-    for (std::size_t i = b; i < e; ++i) marks[i] = m[i - b];
-  }
+  if (pts.empty() && !a.filter.op.empty()) unknown_op(*s, a.filter);
+  const Spans series = series_of(pts);
+  const std::vector<bool> marks = change_marks(pts, series, a.threshold_pct);
   const std::string& metric = a.filter.metric;
   if (!a.plot.empty())
     OutputDir::parent_of(a.plot, "--plot")
         .replace(std::filesystem::path(a.plot).filename().string(), history_svg(pts, series, marks, metric));
-  if (a.format == "json") {
-    nlohmann::json j = nlohmann::json::array();
-    for (std::size_t i = 0; i < pts.size(); ++i)
-      j.push_back({{"configuration", pts[i].series->label}, {"config_key", pts[i].series->config_key},
-                   {"backend", pts[i].series->backend}, {"machine", pts[i].series->machine},
-                   {"run_id", pts[i].run->run_id}, {"started_utc", pts[i].run->started_utc},
-                   {"git_revision", pts[i].run->git_revision}, {metric, pts[i].value},
-                   {"change_point", bool(marks[i])}});
-    fmt::print("{}\n", j.dump(2));
-  } else if (a.format == "csv") {
-    // One buffer written once, each series' text escaped once: tens of
-    // thousands of lines went out one formatted print each.
-    std::string out = fmt::format("configuration,backend,machine,run_id,started_utc,git_revision,{},change_point\n", metric);
-    auto it = std::back_inserter(out);
-    for (const auto& [b, e] : series) {
-      const store::HistorySeries& sr = *pts[b].series;
-      const std::string head = csv_escape(sr.label) + "," + csv_escape(sr.backend) + "," + csv_escape(sr.machine) + ",";
-      for (std::size_t i = b; i < e; ++i) {
-        const store::HistoryRun& r = *pts[i].run;
-        fmt::format_to(it, "{}{},{},{},{},{}\n", head, csv_escape(r.run_id), csv_escape(r.started_utc),
-                       csv_escape(r.git_revision), pts[i].value, marks[i] ? 1 : 0);
-      }
-    }
-    std::fwrite(out.data(), 1, out.size(), stdout);
-  } else {
-    std::string md;
-    for (const auto& [b, e] : series) {
-      md += fmt::format("#### {} on {} ({})\n\n| started (UTC) | run id | git | {} | vs previous | |\n|---|---|---|---|---|---|\n",
-                        md_cell(pts[b].series->label), md_cell(pts[b].series->backend),
-                        md_cell(pts[b].series->machine), metric);
-      for (std::size_t i = b; i < e; ++i) {
-        const double prev = i > b ? pts[i - 1].value : 0;
-        md += fmt::format("| {} | {} | {} | {:.4g} | {} | {} |\n", md_cell(pts[i].run->started_utc),
-                          md_cell(pts[i].run->run_id), md_cell(pts[i].run->git_revision), pts[i].value,
-                          i > b && prev != 0 ? fmt::format("{:+.1f}%", 100 * (pts[i].value - prev) / prev) : "",
-                          marks[i] ? "**change**" : "");
-      }
-      md += "\n";
-    }
-    md += fmt::format("{} point(s) in {} series; **change**: the median of up to {} runs from here differs by more "
-                      "than {}% from the median of as many runs before (at least 2 each side).\n",
-                      pts.size(), series.size(), kChangeWindow, shortest(a.threshold_pct));
-    fmt::print("{}", md);
-  }
+  if (a.format == "json") print_history_json(pts, marks, metric);
+  else if (a.format == "csv") print_history_csv(pts, series, marks, metric);
+  else print_history_markdown(pts, series, marks, metric, a.threshold_pct);
   return 0;
 }
 

@@ -1,5 +1,5 @@
 // Random GEMM operands for timed loops, shared by `flopwatt run gemm`
-// (harness/runners/gemm_runner.cpp) and flopwatt_bench (harness/bench/gemm.cpp) so
+// (harness/runners/gemm_runner.cpp) and flopwatt_bench (bench/gemm.cpp) so
 // both time the same kind of data over the same cache footprint.
 #pragma once
 #include <cstddef>

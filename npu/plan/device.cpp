@@ -148,6 +148,78 @@ json read_device_json(const std::string& path, const std::string& schema) {
   return j;
 }
 
+namespace {
+
+// The AIE micro-kernel shape [r, s, t], whose product is the core's bf16 MACs per cycle.
+void read_mmul_shape(Reader& r, const std::string& path, DeviceDesc& d) {
+  const json& v = r.entry("bf16_mmul_shape");
+  if (!v.is_array() || v.size() != 3 || !v[0].is_number_integer() || !v[1].is_number_integer() ||
+      !v[2].is_number_integer())
+    throw InputError(path + ": params.bf16_mmul_shape.value", "expected [r, s, t] integers");
+  // Each factor of bf16_macs_per_cycle (<= 4096) is at most 4096: checked as
+  // 64-bit before narrowing, so [4294967297,128,1] is not read as [1,128,1].
+  for (int i = 0; i < 3; ++i)
+    if (v[i].get<std::int64_t>() <= 0 || v[i].get<std::int64_t>() > 4096 || (v[i].is_number_unsigned() && v[i].get<std::uint64_t>() > 4096))
+      throw InputError(path + ": params.bf16_mmul_shape.value", "each of r, s, t must be from 1 to 4096",
+                       "give the micro-kernel shape, e.g. [4, 8, 8]");
+  d.mmul_r = v[0].get<int>(), d.mmul_s = v[1].get<int>(), d.mmul_t = v[2].get<int>();
+  if (std::int64_t(d.mmul_r) * d.mmul_s * d.mmul_t != d.bf16_macs_per_cycle)
+    throw InputError(path + ": params.bf16_mmul_shape.value",
+                     "r*s*t must be positive and equal bf16_macs_per_cycle_per_core");
+}
+
+// The rates, latencies and energies the timing and energy models take.
+void read_rates(Reader& r, const json& params, DeviceDesc& d) {
+  d.kernel_efficiency_64 = r.num("kernel_efficiency_64", 1e-3, 1.0);
+  d.kernel_call_overhead_cycles = r.num("kernel_call_overhead_cycles", 0, 1e6);
+  if (params.contains("int8_ops_per_cycle_per_column"))
+    d.int8_ops_per_cycle_per_column = r.num("int8_ops_per_cycle_per_column", 1, 1e6);
+  d.l1_bytes = r.integer("l1_bytes", 1024, 1 << 24);
+  d.l1_reserved_bytes = r.integer("l1_reserved_bytes", 0, 1 << 24);
+  d.l2_bytes = r.integer("l2_bytes_per_memtile", 1024, 1 << 28);
+  d.core_dma_bytes_per_cycle = r.num("core_dma_bytes_per_cycle", 0.01, 1024);
+  d.memtile_dma_bytes_per_cycle = r.num("memtile_dma_bytes_per_cycle", 0.01, 1024);
+  d.memtile_dma_channels = r.integer("memtile_dma_channels", 1, 64);
+  d.shim_dma_bytes_per_cycle = r.num("shim_dma_bytes_per_cycle", 0.01, 1024);
+  d.shim_mm2s_channels = r.integer("shim_mm2s_channels", 1, 16);
+  d.shim_s2mm_channels = r.integer("shim_s2mm_channels", 1, 16);
+  d.ddr_bytes_per_s = r.num("ddr_gbs", 0.01, 10000) * 1e9;
+  d.submit_latency_s = r.num("submit_latency_us", 0, 1e7) * 1e-6;
+  d.reconfig_load_pdi_s = r.num("reconfig_load_pdi_us", 0, 1e8) * 1e-6;
+  d.reconfig_xclbin_s = r.num("reconfig_xclbin_ms", 0, 1e6) * 1e-3;
+  d.hwctx_limit = r.integer("hwctx_limit", 1, 1024);
+  d.host_copy_bytes_per_s = r.num("host_copy_gbs", 0.01, 10000) * 1e9;
+  d.static_w = r.num("static_w", 0, 1000);
+  d.pj_per_mac = r.num("pj_per_mac_bf16", 0, 1e6);
+  d.pj_per_byte_ddr = r.num("pj_per_byte_ddr", 0, 1e6);
+  d.pj_per_byte_l2 = r.num("pj_per_byte_l2", 0, 1e6);
+  d.pj_per_byte_l1 = r.num("pj_per_byte_l1", 0, 1e6);
+}
+
+// Clock variants: the same array in parts that run it slower or faster
+// ("clock_variants": {"7840u": {"value": MHz, "source": ...}}); each is
+// checked on every load, the one asked for replaces clock_mhz.
+void read_clock_variant(const json& j, const std::string& path, const std::string& variant, DeviceDesc& d) {
+  if (j.contains("clock_variants")) {
+    if (!j["clock_variants"].is_object()) throw InputError(path + ": clock_variants", "not an object");
+    DeviceDesc scratch;
+    Reader vr(j["clock_variants"], path, scratch);
+    for (const auto& [k, v] : j["clock_variants"].items()) vr.num(k, 1, 10000);
+    if (!variant.empty()) {
+      if (!j["clock_variants"].contains(variant))
+        throw InputError(path + ": clock_variants", "no variant \"" + variant + "\"", "use one the file lists");
+      d.clock_hz = vr.num(variant, 1, 10000) * 1e6;
+      d.sources["clock_mhz"] = scratch.sources[variant];
+      d.name += "-" + variant;
+      d.variant = variant;
+    }
+  } else if (!variant.empty()) {
+    throw InputError(path, "no clock_variants, so no variant \"" + variant + "\"", "use the device's own name");
+  }
+}
+
+}  // namespace
+
 static DeviceDesc read_device_file(const std::string& path, const std::string& variant) {
   json j = read_device_json(path, kSchema);
   DeviceDesc d;
@@ -170,67 +242,9 @@ static DeviceDesc read_device_file(const std::string& path, const std::string& v
   d.mem_rows = r.integer("mem_rows", 0, 4);
   d.clock_hz = r.num("clock_mhz", 1, 10000) * 1e6;
   d.bf16_macs_per_cycle = r.integer("bf16_macs_per_cycle_per_core", 1, 4096);
-  {
-    const json& v = r.entry("bf16_mmul_shape");
-    if (!v.is_array() || v.size() != 3 || !v[0].is_number_integer() || !v[1].is_number_integer() ||
-        !v[2].is_number_integer())
-      throw InputError(path + ": params.bf16_mmul_shape.value", "expected [r, s, t] integers");
-    // Each factor of bf16_macs_per_cycle (<= 4096) is at most 4096: checked as
-    // 64-bit before narrowing, so [4294967297,128,1] is not read as [1,128,1].
-    for (int i = 0; i < 3; ++i)
-      if (v[i].get<std::int64_t>() <= 0 || v[i].get<std::int64_t>() > 4096 || (v[i].is_number_unsigned() && v[i].get<std::uint64_t>() > 4096))
-        throw InputError(path + ": params.bf16_mmul_shape.value", "each of r, s, t must be from 1 to 4096",
-                         "give the micro-kernel shape, e.g. [4, 8, 8]");
-    d.mmul_r = v[0].get<int>(), d.mmul_s = v[1].get<int>(), d.mmul_t = v[2].get<int>();
-    if (std::int64_t(d.mmul_r) * d.mmul_s * d.mmul_t != d.bf16_macs_per_cycle)
-      throw InputError(path + ": params.bf16_mmul_shape.value",
-                       "r*s*t must be positive and equal bf16_macs_per_cycle_per_core");
-  }
-  d.kernel_efficiency_64 = r.num("kernel_efficiency_64", 1e-3, 1.0);
-  d.kernel_call_overhead_cycles = r.num("kernel_call_overhead_cycles", 0, 1e6);
-  if (j["params"].contains("int8_ops_per_cycle_per_column"))
-    d.int8_ops_per_cycle_per_column = r.num("int8_ops_per_cycle_per_column", 1, 1e6);
-  d.l1_bytes = r.integer("l1_bytes", 1024, 1 << 24);
-  d.l1_reserved_bytes = r.integer("l1_reserved_bytes", 0, 1 << 24);
-  d.l2_bytes = r.integer("l2_bytes_per_memtile", 1024, 1 << 28);
-  d.core_dma_bytes_per_cycle = r.num("core_dma_bytes_per_cycle", 0.01, 1024);
-  d.memtile_dma_bytes_per_cycle = r.num("memtile_dma_bytes_per_cycle", 0.01, 1024);
-  d.memtile_dma_channels = r.integer("memtile_dma_channels", 1, 64);
-  d.shim_dma_bytes_per_cycle = r.num("shim_dma_bytes_per_cycle", 0.01, 1024);
-  d.shim_mm2s_channels = r.integer("shim_mm2s_channels", 1, 16);
-  d.shim_s2mm_channels = r.integer("shim_s2mm_channels", 1, 16);
-  d.ddr_bytes_per_s = r.num("ddr_gbs", 0.01, 10000) * 1e9;
-  d.submit_latency_s = r.num("submit_latency_us", 0, 1e7) * 1e-6;
-  d.reconfig_load_pdi_s = r.num("reconfig_load_pdi_us", 0, 1e8) * 1e-6;
-  d.reconfig_xclbin_s = r.num("reconfig_xclbin_ms", 0, 1e6) * 1e-3;
-  d.hwctx_limit = r.integer("hwctx_limit", 1, 1024);
-  d.host_copy_bytes_per_s = r.num("host_copy_gbs", 0.01, 10000) * 1e9;
-  d.static_w = r.num("static_w", 0, 1000);
-  d.pj_per_mac = r.num("pj_per_mac_bf16", 0, 1e6);
-  d.pj_per_byte_ddr = r.num("pj_per_byte_ddr", 0, 1e6);
-  d.pj_per_byte_l2 = r.num("pj_per_byte_l2", 0, 1e6);
-  d.pj_per_byte_l1 = r.num("pj_per_byte_l1", 0, 1e6);
-
-  // Clock variants: the same array in parts that run it slower or faster
-  // ("clock_variants": {"7840u": {"value": MHz, "source": ...}}); each is
-  // checked on every load, the one asked for replaces clock_mhz.
-  if (j.contains("clock_variants")) {
-    if (!j["clock_variants"].is_object()) throw InputError(path + ": clock_variants", "not an object");
-    DeviceDesc scratch;
-    Reader vr(j["clock_variants"], path, scratch);
-    for (const auto& [k, v] : j["clock_variants"].items()) vr.num(k, 1, 10000);
-    if (!variant.empty()) {
-      if (!j["clock_variants"].contains(variant))
-        throw InputError(path + ": clock_variants", "no variant \"" + variant + "\"", "use one the file lists");
-      d.clock_hz = vr.num(variant, 1, 10000) * 1e6;
-      d.sources["clock_mhz"] = scratch.sources[variant];
-      d.name += "-" + variant;
-      d.variant = variant;
-    }
-  } else if (!variant.empty()) {
-    throw InputError(path, "no clock_variants, so no variant \"" + variant + "\"", "use the device's own name");
-  }
-
+  read_mmul_shape(r, path, d);
+  read_rates(r, j["params"], d);
+  read_clock_variant(j, path, variant, d);
   read_published(j, path, d);
 
   if (d.first_usable_column + d.usable_columns > d.columns_total)

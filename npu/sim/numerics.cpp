@@ -90,20 +90,13 @@ void micro_kernel(const float* ap, const float* bp, float* w, int ldw, int kc, i
     for (int v = 0; v < NV; ++v) store(w + r * ldw + v * VW, c[r][v]);
 }
 
+// A as bf16-valued floats in MR-row panels: Ap[panel][k][r].
 template <DType IN>
-void run(const GemmDesc& d, const void* A, const void* B, void* C, int k_tile, std::int64_t k_chunk) {
-  const std::int64_t M = d.M, N = d.N, K = d.K;
-  const bool out_bf16 = d.dtype_out == DType::BF16;
-  const std::int64_t lda = d.eff_lda(), ldb = d.eff_ldb(), ldc = d.eff_ldc();
-  const int kc_max = std::max(1, KC / k_tile) * k_tile;
-  const int seg = out_bf16 ? k_tile : kc_max;
-
-  // A as bf16-valued floats in MR-row panels: Ap[panel][k][r].
-  const std::int64_t panels = (M + MR - 1) / MR;
-  std::vector<float> Ap(std::size_t(panels) * K * MR);
+void pack_a(const GemmDesc& d, const void* A, float* Ap, std::int64_t panels) {
+  const std::int64_t M = d.M, K = d.K, lda = d.eff_lda();
 #pragma omp parallel for schedule(static)
   for (std::int64_t ip = 0; ip < panels; ++ip) {
-    float* dst = Ap.data() + std::size_t(ip) * K * MR;
+    float* dst = Ap + std::size_t(ip) * K * MR;
     for (int r = 0; r < MR; ++r) {
       const std::int64_t i = ip * MR + r;
       if (i >= M) {
@@ -115,13 +108,63 @@ void run(const GemmDesc& d, const void* A, const void* B, void* C, int k_tile, s
       }
     }
   }
+}
+
+// B panel: kc x NR bf16-valued floats from row k0 and column jb, zero columns past N.
+template <DType IN>
+void pack_b_panel(const GemmDesc& d, const void* B, float* bp, std::int64_t k0, int kc, std::int64_t jb, int nv) {
+  const std::int64_t ldb = d.eff_ldb();
+  if (!d.trans_b) {
+    for (int kk = 0; kk < kc; ++kk) {
+      float* row = bp + std::size_t(kk) * NR;
+      const std::int64_t base = (k0 + kk) * ldb + jb;
+      for (int j = 0; j < nv; ++j) row[j] = in_elem<IN>(B, base + j);
+      for (int j = nv; j < NR; ++j) row[j] = 0.0f;
+    }
+  } else {
+    for (int j = 0; j < NR; ++j) {
+      const std::int64_t base = (jb + j) * ldb + k0;
+      for (int kk = 0; kk < kc; ++kk) bp[std::size_t(kk) * NR + j] = j < nv ? in_elem<IN>(B, base + kk) : 0.0f;
+    }
+  }
+}
+
+// One task's mv x ncv block of results (row stride NC) into C at (i0, j0), with alpha and beta.
+void store_block(const GemmDesc& d, void* C, const float* res, std::int64_t i0, std::int64_t j0, int mv, int ncv) {
+  const bool out_bf16 = d.dtype_out == DType::BF16;
+  const bool plain = d.alpha == 1.0f && d.beta == 0.0f;
+  const std::int64_t ldc = d.eff_ldc();
+  for (int i = 0; i < mv; ++i)
+    for (int j = 0; j < ncv; ++j) {
+      float v = res[std::size_t(i) * NC + j];
+      const std::size_t ci = std::size_t(i0 + i) * ldc + std::size_t(j0 + j);
+      if (!plain) {
+        const float old = d.beta == 0.0f ? 0.0f
+                          : out_bf16     ? bf16_to_f32(static_cast<const bf16_t*>(C)[ci])
+                                         : static_cast<const float*>(C)[ci];
+        v = d.alpha * v + (d.beta == 0.0f ? 0.0f : d.beta * old);
+      }
+      if (out_bf16) static_cast<bf16_t*>(C)[ci] = f32_to_bf16(v);
+      else static_cast<float*>(C)[ci] = v;
+    }
+}
+
+template <DType IN>
+void run(const GemmDesc& d, const void* A, const void* B, void* C, int k_tile, std::int64_t k_chunk) {
+  const std::int64_t M = d.M, N = d.N, K = d.K;
+  const bool out_bf16 = d.dtype_out == DType::BF16;
+  const int kc_max = std::max(1, KC / k_tile) * k_tile;
+  const int seg = out_bf16 ? k_tile : kc_max;
+
+  const std::int64_t panels = (M + MR - 1) / MR;
+  std::vector<float> Ap(std::size_t(panels) * K * MR);
+  pack_a<IN>(d, A, Ap.data(), panels);
 
   // Tasks are MC x NC blocks of C. Inside one, each K block of A (MC x kc,
   // from L2) is reused across the NC / NR panels of B.
   const std::int64_t nj = (N + NC - 1) / NC, ni = (M + MC - 1) / MC;
   const std::int64_t tasks = nj * ni;
   const bool chunked = K > k_chunk;
-  const bool plain = d.alpha == 1.0f && d.beta == 0.0f;
 #pragma omp parallel
   {
     std::vector<float> bp(std::size_t(kc_max) * NR);
@@ -141,20 +184,7 @@ void run(const GemmDesc& d, const void* A, const void* B, void* C, int k_tile, s
           for (int jp = 0; jp < jpanels; ++jp) {
             const std::int64_t jb = j0 + std::int64_t(jp) * NR;
             const int nv = int(std::min<std::int64_t>(NR, N - jb));
-            // B panel: kc x NR bf16-valued floats, zero columns past N.
-            if (!d.trans_b) {
-              for (int kk = 0; kk < kc; ++kk) {
-                float* row = bp.data() + std::size_t(kk) * NR;
-                const std::int64_t base = (k0 + kk) * ldb + jb;
-                for (int j = 0; j < nv; ++j) row[j] = in_elem<IN>(B, base + j);
-                for (int j = nv; j < NR; ++j) row[j] = 0.0f;
-              }
-            } else {
-              for (int j = 0; j < NR; ++j) {
-                const std::int64_t base = (jb + j) * ldb + k0;
-                for (int kk = 0; kk < kc; ++kk) bp[std::size_t(kk) * NR + j] = j < nv ? in_elem<IN>(B, base + kk) : 0.0f;
-              }
-            }
+            pack_b_panel<IN>(d, B, bp.data(), k0, kc, jb, nv);
             for (int p = 0; p < mp; ++p) {
               const float* ap = Ap.data() + (std::size_t(i0 / MR + p) * K + k0) * MR;
               micro_kernel(ap, bp.data(), w.data() + std::size_t(p) * MR * NC + std::size_t(jp) * NR, NC, kc,
@@ -168,20 +198,7 @@ void run(const GemmDesc& d, const void* A, const void* B, void* C, int k_tile, s
             for (std::size_t x = 0; x < w.size(); ++x) acc[x] += w[x];
         }
       }
-      const float* res = chunked ? acc.data() : w.data();
-      for (int i = 0; i < mv; ++i)
-        for (int j = 0; j < ncv; ++j) {
-          float v = res[std::size_t(i) * NC + j];
-          const std::size_t ci = std::size_t(i0 + i) * ldc + std::size_t(j0 + j);
-          if (!plain) {
-            const float old = d.beta == 0.0f ? 0.0f
-                              : out_bf16     ? bf16_to_f32(static_cast<const bf16_t*>(C)[ci])
-                                             : static_cast<const float*>(C)[ci];
-            v = d.alpha * v + (d.beta == 0.0f ? 0.0f : d.beta * old);
-          }
-          if (out_bf16) static_cast<bf16_t*>(C)[ci] = f32_to_bf16(v);
-          else static_cast<float*>(C)[ci] = v;
-        }
+      store_block(d, C, chunked ? acc.data() : w.data(), i0, j0, mv, ncv);
     }
   }
 }

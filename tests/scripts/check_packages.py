@@ -30,7 +30,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Programs run outside what CMake records: by bootstrap, by ctest, or by the tests
-# themselves (tests/power: umockdev-run, setpriv, bash; tests/harness: compare.py),
+# themselves (tests/power: umockdev-run, setpriv, bash; tests/harness and tests/bench: compare.py),
 # and by CI's scripts/fuzz.sh (clang++ with libFuzzer's runtime); tests/harness/store
 # starts a PostgreSQL 15 server (initdb, pg_ctl) as nobody through runuser; tests/harness/prom and
 # serve run promtool, and start Prometheus and the Pushgateway as nobody through setpriv.
@@ -149,7 +149,7 @@ def python_modules():
     """Top-level modules imported by the scripts and tests (and the python3 -c one-liners
     in the C++ tests), mapped to the file /usr/bin/python3 loads them from."""
     sources = glob.glob(os.path.join(ROOT, "scripts", "*.py")) + glob.glob(os.path.join(ROOT, "tests", "**", "*.py"), recursive=True)
-    # Google Benchmark's compare.py, which tests/harness/bench_test.cpp runs, and its package.
+    # Google Benchmark's compare.py, which tests/bench/bench_test.cpp runs, and its package.
     sources += glob.glob("/usr/share/benchmark/compare.py") + glob.glob("/usr/share/benchmark/gbench/*.py")
     modules = {}
     for src in sources:

@@ -25,7 +25,7 @@ SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")
 # Where a command starts in a shell line: after env assignments, sudo, or a separator.
 CMD_START = re.compile(r"(?:^|&&|\|\||;|\$\(|\|)\s*(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:sudo\s+)?(?:\S*/)?(flopwatt(?:_bench)?)(?=\s|$)")
-TREE_DIRS = ("api", "cmake", "cpu", "docs", "examples", "harness", "npu", "power", "scripts", "sysfs", "tests",
+TREE_DIRS = ("api", "bench", "cmake", "cpu", "docs", "examples", "harness", "npu", "power", "scripts", "sysfs", "tests",
              "workloads", "results/schema", "results/figures")
 
 

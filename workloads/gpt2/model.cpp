@@ -168,10 +168,8 @@ void Model::ensure_grads() {
   grads_fresh_ = false;                   // zeros are a valid accumulation start
 }
 
-void Model::forward(const int* inputs, const int* targets, int B, int T) {
-  ensure_activations(B, T);
-  const int C = cfg_.C, L = cfg_.L, NH = cfg_.NH, V = cfg_.V, Vp = cfg_.Vp;
-  const int N = B * T;
+const int* Model::stage_tokens(const int* inputs, const int* targets, int N) {
+  const int V = cfg_.V;
   int* in = tokens_.data();
   int* tg = in + N;
   for (int i = 0; i < N; ++i) {
@@ -182,66 +180,69 @@ void Model::forward(const int* inputs, const int* targets, int B, int T) {
     tg[i] = targets ? targets[i] : 0;
   }
   have_targets_ = targets != nullptr;
+  return tg;
+}
 
-  float* residual = act(kEncoded);
-  {
-    OpScope s(prof_, Op::EmbedFwd, -1);
-    kernels::encoder_forward(residual, in, param(kWte), param(kWpe), B, T, C);
-  }
+float* Model::block_forward(int l, const float* residual, int B, int T) {
+  const int C = cfg_.C, NH = cfg_.NH;
+  const int N = B * T;
   float* proj = act(kProj);
-  for (int l = 0; l < L; ++l) {
-    float* ln1 = act(kLn1, l);
-    float* qkv = act(kQkv, l);
-    float* atty = act(kAtty, l);
-    float* r2 = act(kResidual2, l);
-    float* ln2 = act(kLn2, l);
-    float* fch = act(kFch, l);
-    float* fchg = act(kFchGelu, l);
-    float* r3 = act(kResidual3, l);
-    {
-      OpScope s(prof_, Op::Ln1Fwd, l);
-      kernels::layernorm_forward(ln1, act(kLn1Mean, l), act(kLn1Rstd, l), residual, param(kLn1w, l),
-                                 param(kLn1b, l), N, C);
-    }
-    {
-      OpScope s(prof_, Op::QkvFwd, l);
-      runner_.forward(qkv, ln1, param(kQkvw, l), param16(kQkvw, l), param(kQkvb, l), N, C, 3 * C);
-    }
-    {
-      OpScope s(prof_, Op::AttnFwd, l);
-      kernels::attention_forward(atty, act(kAtt, l), qkv, B, T, C, NH);
-    }
-    {
-      OpScope s(prof_, Op::AttprojFwd, l);
-      runner_.forward(proj, atty, param(kAttprojw, l), param16(kAttprojw, l), param(kAttprojb, l), N, C, C);
-    }
-    {
-      OpScope s(prof_, Op::ResidualFwd, l);
-      kernels::residual_forward(r2, residual, proj, std::int64_t(N) * C);
-    }
-    {
-      OpScope s(prof_, Op::Ln2Fwd, l);
-      kernels::layernorm_forward(ln2, act(kLn2Mean, l), act(kLn2Rstd, l), r2, param(kLn2w, l), param(kLn2b, l), N,
-                                 C);
-    }
-    {
-      OpScope s(prof_, Op::FcFwd, l);
-      runner_.forward(fch, ln2, param(kFcw, l), param16(kFcw, l), param(kFcb, l), N, C, 4 * C);
-    }
-    {
-      OpScope s(prof_, Op::GeluFwd, l);
-      kernels::gelu_forward(fchg, fch, std::int64_t(N) * 4 * C);
-    }
-    {
-      OpScope s(prof_, Op::FcprojFwd, l);
-      runner_.forward(proj, fchg, param(kFcprojw, l), param16(kFcprojw, l), param(kFcprojb, l), N, 4 * C, C);
-    }
-    {
-      OpScope s(prof_, Op::ResidualFwd, l);
-      kernels::residual_forward(r3, r2, proj, std::int64_t(N) * C);
-    }
-    residual = r3;
+  float* ln1 = act(kLn1, l);
+  float* qkv = act(kQkv, l);
+  float* atty = act(kAtty, l);
+  float* r2 = act(kResidual2, l);
+  float* ln2 = act(kLn2, l);
+  float* fch = act(kFch, l);
+  float* fchg = act(kFchGelu, l);
+  float* r3 = act(kResidual3, l);
+  {
+    OpScope s(prof_, Op::Ln1Fwd, l);
+    kernels::layernorm_forward(ln1, act(kLn1Mean, l), act(kLn1Rstd, l), residual, param(kLn1w, l),
+                               param(kLn1b, l), N, C);
   }
+  {
+    OpScope s(prof_, Op::QkvFwd, l);
+    runner_.forward(qkv, ln1, param(kQkvw, l), param16(kQkvw, l), param(kQkvb, l), N, C, 3 * C);
+  }
+  {
+    OpScope s(prof_, Op::AttnFwd, l);
+    kernels::attention_forward(atty, act(kAtt, l), qkv, B, T, C, NH);
+  }
+  {
+    OpScope s(prof_, Op::AttprojFwd, l);
+    runner_.forward(proj, atty, param(kAttprojw, l), param16(kAttprojw, l), param(kAttprojb, l), N, C, C);
+  }
+  {
+    OpScope s(prof_, Op::ResidualFwd, l);
+    kernels::residual_forward(r2, residual, proj, std::int64_t(N) * C);
+  }
+  {
+    OpScope s(prof_, Op::Ln2Fwd, l);
+    kernels::layernorm_forward(ln2, act(kLn2Mean, l), act(kLn2Rstd, l), r2, param(kLn2w, l), param(kLn2b, l), N,
+                               C);
+  }
+  {
+    OpScope s(prof_, Op::FcFwd, l);
+    runner_.forward(fch, ln2, param(kFcw, l), param16(kFcw, l), param(kFcb, l), N, C, 4 * C);
+  }
+  {
+    OpScope s(prof_, Op::GeluFwd, l);
+    kernels::gelu_forward(fchg, fch, std::int64_t(N) * 4 * C);
+  }
+  {
+    OpScope s(prof_, Op::FcprojFwd, l);
+    runner_.forward(proj, fchg, param(kFcprojw, l), param16(kFcprojw, l), param(kFcprojb, l), N, 4 * C, C);
+  }
+  {
+    OpScope s(prof_, Op::ResidualFwd, l);
+    kernels::residual_forward(r3, r2, proj, std::int64_t(N) * C);
+  }
+  return r3;
+}
+
+void Model::head_forward(const float* residual, const int* tg, bool with_targets, int B, int T) {
+  const int C = cfg_.C, V = cfg_.V, Vp = cfg_.Vp;
+  const int N = B * T;
   float* lnf = act(kLnf);
   float* logits = act(kLogits);
   {
@@ -254,7 +255,7 @@ void Model::forward(const int* inputs, const int* targets, int B, int T) {
   }
   logits_valid_ = true;
   loss_ = NAN;
-  if (targets) {
+  if (with_targets) {
     OpScope s(prof_, Op::SoftmaxXentFwd, -1);
     float* losses = act(kLosses);
     kernels::softmax_xent_forward(losses, act(kLse), logits, tg, N, V, Vp);
@@ -262,6 +263,18 @@ void Model::forward(const int* inputs, const int* targets, int B, int T) {
     for (int i = 0; i < N; ++i) sum += losses[i];
     loss_ = static_cast<float>(sum / N);
   }
+}
+
+void Model::forward(const int* inputs, const int* targets, int B, int T) {
+  ensure_activations(B, T);
+  const int* tg = stage_tokens(inputs, targets, B * T);
+  float* residual = act(kEncoded);
+  {
+    OpScope s(prof_, Op::EmbedFwd, -1);
+    kernels::encoder_forward(residual, tokens_.data(), param(kWte), param(kWpe), B, T, cfg_.C);
+  }
+  for (int l = 0; l < cfg_.L; ++l) residual = block_forward(l, residual, B, T);
+  head_forward(residual, tg, targets != nullptr, B, T);
 }
 
 void Model::zero_grad() {

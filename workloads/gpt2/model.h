@@ -89,6 +89,11 @@ class Model {
   const bf16_t* param16(ParamId id, int layer = 0) const;
   void ensure_activations(int B, int T);
   void ensure_grads();
+  // forward()'s phases: the tokens checked into tokens_ (returns the targets'
+  // copy), one transformer block (returns its output residual), the head and loss.
+  const int* stage_tokens(const int* inputs, const int* targets, int N);
+  float* block_forward(int l, const float* residual, int B, int T);
+  void head_forward(const float* residual, const int* tg, bool with_targets, int B, int T);
 
   Config cfg_;
   GemmRunner runner_;

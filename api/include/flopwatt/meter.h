@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "flopwatt/bench_label.h"
+
 #define FLOPWATT_PUBLIC __attribute__((visibility("default")))
 
 namespace flopwatt {
@@ -92,22 +94,8 @@ struct WindowResult {
   std::vector<std::string> notes;
 };
 
-// How a Google Benchmark row names the source of its energy counters
-// (flopwatt/benchmark.h's set_counters writes it; `flopwatt report` and
-// `compare` read it back), so every row says where its joules come from:
-// "energy from <id>", then "; low confidence: <why>" where it is low (any
-// note after the id starts with "; "); a loop with no energy counters says
-// "no energy counters: <why>".
-inline constexpr const char* kLabelSource = "energy from ";
-inline constexpr const char* kLabelLow = "; low confidence: ";
-
-// The source a label of that form names; nullopt for any other label.
-inline std::optional<std::string> label_source(const std::string& label) {
-  const std::string prefix = kLabelSource;
-  if (label.rfind(prefix, 0) != 0) return std::nullopt;
-  const std::size_t end = label.find("; ", prefix.size());
-  return label.substr(prefix.size(), end == std::string::npos ? std::string::npos : end - prefix.size());
-}
+// kLabelSource, kLabelLow and label_source(): how a Google Benchmark row names
+// the source of its energy counters (flopwatt/bench_label.h).
 
 class FLOPWATT_PUBLIC Meter {
  public:

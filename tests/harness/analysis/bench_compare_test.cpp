@@ -157,5 +157,26 @@ TEST_F(BenchCompare, NotBenchJsonIsAnInputErrorNamingTheFile) {
   EXPECT_THROW(load_bench_json((dir_ / "cut.json").string()), InputError);
 }
 
+// A counter compares only where every repetition of both sides has it: a
+// repetition without it (a loop whose counters were taken off) drops the
+// counter from the row, not the row; nine or more repetitions need no warning.
+TEST_F(BenchCompare, ACounterMissingFromOneRepetitionIsNotCompared) {
+  json a = {{"benchmarks", json::array()}};
+  json b = a;
+  for (int i = 0; i < 9; ++i) {
+    a["benchmarks"].push_back(rep("gemm/cpu:x/m", i, 1000 + i, 1000 + i, "ns", {{"FLOP/s", 1e9 + i}}));
+    b["benchmarks"].push_back(
+        rep("gemm/cpu:x/m", i, 1100 + i, 1100 + i, "ns", i == 4 ? json::object() : json{{"FLOP/s", 9e8 + i}}));
+  }
+  const BenchComparison c = compare_bench(load_bench_json(write(dir_ / "a.json", a)),
+                                          load_bench_json(write(dir_ / "b.json", b)));
+  ASSERT_EQ(c.rows.size(), 1u);
+  std::vector<std::string> metrics;
+  for (const auto& m : c.rows[0].metrics) metrics.push_back(m.metric);
+  EXPECT_EQ(metrics, (std::vector<std::string>{"real_time", "cpu_time"}));
+  EXPECT_EQ(c.rows[0].warning, "");
+  EXPECT_TRUE(c.rows[0].metrics[0].significant);
+}
+
 }  // namespace
 }  // namespace flopwatt

@@ -1,9 +1,9 @@
-#include "harness/bench/gemm.h"
+#include "bench/gemm.h"
 
 #include <random>
 #include <set>
 
-#include "harness/bench/roof.h"
+#include "bench/roof.h"
 #include "harness/run/backend_registry.h"
 #include "harness/runners/gemm_runner.h"
 #include "harness/runners/gemm_operands.h"

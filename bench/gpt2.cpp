@@ -1,9 +1,9 @@
-#include "harness/bench/gpt2.h"
+#include "bench/gpt2.h"
 
 #include <algorithm>
 
-#include "harness/bench/gpt2_ops.h"
-#include "harness/bench/roof.h"
+#include "bench/gpt2_ops.h"
+#include "bench/roof.h"
 #include "harness/output/text.h"
 #include "harness/run/backend_registry.h"
 #include "harness/runners/gpt2_runner.h"

@@ -19,11 +19,11 @@
 
 #include "flopwatt/meter.h"
 #include "harness/run/backend_registry.h"
-#include "harness/bench/energy.h"
-#include "harness/bench/gemm.h"
-#include "harness/bench/gpt2.h"
-#include "harness/bench/grad_order.h"
-#include "harness/bench/record.h"
+#include "bench/energy.h"
+#include "bench/gemm.h"
+#include "bench/gpt2.h"
+#include "bench/grad_order.h"
+#include "bench/record.h"
 #include "harness/run/ceilings_store.h"
 #include "harness/run/context.h"
 #include "harness/output/run_model.h"
@@ -180,9 +180,8 @@ void register_meter_overhead(const PowerOptions& p) {
           ->UseRealTime();
 }
 
-int bench_main(int argc, char** argv) {
-  BenchArgs a;
-  std::vector<Flag> flags = {
+std::vector<Flag> bench_flags(BenchArgs& a) {
+  return {
       {"sysfs-root", "filesystem root for /sys, /dev and /proc reads (default / or $FLOPWATT_SYSFS_ROOT)",
        &a.power.sysfs_root},
       {"power", "power sources: auto, none, or ID[,ID..] (see `flopwatt sources`)", &a.power.power},
@@ -209,33 +208,35 @@ int bench_main(int argc, char** argv) {
                 "else $XDG_DATA_HOME/flopwatt/results.sqlite3); --no-store skips it",
        &a.store},
   };
-  // --no-store takes no value: out of argv before the flags with values.
-  bool no_store = false;
-  {
-    int out = 1;
-    for (int i = 1; i < argc; ++i) {
-      if (std::string(argv[i]) == "--no-store") no_store = true;
-      else argv[out++] = argv[i];
-    }
-    argc = out;
-    argv[argc] = nullptr;
-  }
-  take_flags(argc, argv, flags, a.help);
-  if (a.help) {
-    fmt::print("flopwatt_bench {}: flopwatt's GEMMs and GPT-2 steps as Google Benchmark benchmarks.\n"
-               "Benchmarks: gemm/<backend>/<op>, gpt2/<preset>/<backend>/step, gpt2/<preset>/op/<op>/<pass>,\n"
-               "gradorder/<backend>/<layer>/<order>.\n"
-               "User counters: FLOP/s (rate over real time; modelled time for simulated backends), and from the\n"
-               "headline power source over each timed loop: J/iter, W, FLOP/J; gradorder rows also model_DRAM_bytes\n"
-               "(the CPU traffic model), block_rows and auto_picks. flopwatt flags (--name=value or --name value):\n",
-               FLOPWATT_VERSION);
-    for (const auto& f : flags) fmt::print("  --{:<16} {}\n", f.name, f.help);
-    fmt::print("Google Benchmark flags follow.\n\n");
-  }
-  const double reported_min_s = reported_loop_min_s(argc, argv);  // Initialize consumes the flag
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+}
 
+// --no-store takes no value: out of argv before the flags with values.
+bool take_no_store(int& argc, char** argv) {
+  bool no_store = false;
+  int out = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--no-store") no_store = true;
+    else argv[out++] = argv[i];
+  }
+  argc = out;
+  argv[argc] = nullptr;
+  return no_store;
+}
+
+void print_help(const std::vector<Flag>& flags) {
+  fmt::print("flopwatt_bench {}: flopwatt's GEMMs and GPT-2 steps as Google Benchmark benchmarks.\n"
+             "Benchmarks: gemm/<backend>/<op>, gpt2/<preset>/<backend>/step, gpt2/<preset>/op/<op>/<pass>,\n"
+             "gradorder/<backend>/<layer>/<order>.\n"
+             "User counters: FLOP/s (rate over real time; modelled time for simulated backends), and from the\n"
+             "headline power source over each timed loop: J/iter, W, FLOP/J; gradorder rows also model_DRAM_bytes\n"
+             "(the CPU traffic model), block_rows and auto_picks. flopwatt flags (--name=value or --name value):\n",
+             FLOPWATT_VERSION);
+  for (const auto& f : flags) fmt::print("  --{:<16} {}\n", f.name, f.help);
+  fmt::print("Google Benchmark flags follow.\n\n");
+}
+
+// The power options from their flags, checked before any source is opened; returns the GEMM dtype.
+DType check_args(BenchArgs& a) {
   a.power.sysfs_root = resolve_sysfs_root(a.power.sysfs_root);
   a.power.idle_s = to_number(a.idle, "--idle");
   a.power.sample_period_s = to_number(a.sample_period, "--sample-period");
@@ -246,61 +247,74 @@ int bench_main(int argc, char** argv) {
     throw InputError("--power-counters " + a.power_counters, "unknown choice", "use headline or all");
   const auto dt = parse_dtype(a.dtype);
   if (!dt) throw InputError("--dtype " + a.dtype, "unknown dtype", "use fp32 or bf16");
+  return *dt;
+}
 
-  EnergyMeter meter(a.power);
-  // Mains or battery at the start, watched through the run as `run` does (a
-  // machine without a power supply class, a desktop or a VM, has none to watch).
-  const auto supply_at_start = power::read_power_state(a.power.sysfs_root);
-  std::unique_ptr<power::SupplyMonitor> supply;
-  if (supply_at_start) supply = std::make_unique<power::SupplyMonitor>(a.power.sysfs_root);
-  // Half the reported length: a later repetition may fall slightly short of it and is still reported.
-  gbench::EnergyOptions eo{a.power_counters == "all", 0.5 * reported_min_s, supply.get()};
-  gbench::GemmBenchmarks gemm(&meter, eo);
+// The suites Google Benchmark runs: its registered loops point into them, so
+// they live until the benchmarks have run.
+struct Suites {
+  Suites(EnergyMeter* meter, gbench::EnergyOptions eo) : gemm(meter, eo), gpt2(meter, eo), grad_order(meter, eo) {}
+  // The GEMM and GPT-2 op rows' roofs: this machine's stored ceilings (`flopwatt run peak`),
+  // never measured here, where seconds of peak would sit between benchmarks.
+  RooflineSet roofs;
+  std::string roof_why;                 // where the ceilings came from, or why there are none
+  std::vector<std::string> above_roof;  // rows faster than their roof, warned about after the run
+  std::vector<std::string> skipped;     // "backend: why" of every suite, each once
+  gbench::GemmBenchmarks gemm;
+  gbench::Gpt2Benchmarks gpt2;
+  gbench::GradOrderBenchmarks grad_order;
+};
+
+void load_roofs(Suites& s, const std::string& sysfs_root) {
+  if (const auto stored = stored_host_ceilings(sysfs_root, &s.roof_why)) {
+    s.roofs.host = stored->ceilings;
+    s.roof_why = stored->from;
+  }
+}
+
+void register_suites(Suites& s, const BenchArgs& a, DType dt, EnergyMeter& meter) {
   gbench::GemmBenchOptions go;
   go.shapes = a.shapes;
   go.backends = a.backends;
-  go.dtype = *dt;
-  // The GEMM rows' roofs: this machine's stored ceilings (`flopwatt run peak`),
-  // never measured here, where seconds of peak would sit between benchmarks.
-  std::string roof_why;
-  RooflineSet roofs;
-  if (const auto stored = stored_host_ceilings(a.power.sysfs_root, &roof_why)) {
-    roofs.host = stored->ceilings;
-    roof_why = stored->from;
-  }
-  std::vector<std::string> above_roof;
-  go.roofs = &roofs;
-  go.above_roof = &above_roof;
-  const gbench::Registered rg = a.shapes == "none" ? gbench::Registered{} : gemm.register_all(go);
+  go.dtype = dt;
+  load_roofs(s, a.power.sysfs_root);
+  go.roofs = &s.roofs;
+  go.above_roof = &s.above_roof;
+  const gbench::Registered rg = a.shapes == "none" ? gbench::Registered{} : s.gemm.register_all(go);
 
-  gbench::Gpt2Benchmarks gpt2b(&meter, eo);
   gbench::Gpt2BenchOptions po;
   po.presets = a.gpt2_presets == "none" ? std::vector<std::string>{} : split_list(a.gpt2_presets);
   po.backends = a.gpt2_backends;
   po.B = int(to_number(a.gpt2_batch, "--gpt2-batch"));
   po.T = int(to_number(a.gpt2_seq, "--gpt2-seq"));
   if (po.B < 1 || po.T < 1) throw InputError("--gpt2-batch/--gpt2-seq", "must be >= 1", "pass e.g. --gpt2-batch=4");
-  po.dtype = *dt;
+  po.dtype = dt;
   po.ops = a.gpt2_ops;
-  po.roofs = &roofs;
-  po.above_roof = &above_roof;
-  const gbench::Registered rp = po.presets.empty() ? gbench::Registered{} : gpt2b.register_all(po);
-  gbench::GradOrderBenchmarks gob(&meter, eo);
+  po.roofs = &s.roofs;
+  po.above_roof = &s.above_roof;
+  const gbench::Registered rp = po.presets.empty() ? gbench::Registered{} : s.gpt2.register_all(po);
   gbench::Registered rgo;
   if (a.grad_order_model != "none") {
     gbench::GradOrderBenchOptions oo;
     oo.model = a.grad_order_model;
     oo.tokens = std::int64_t(to_number(a.grad_order_tokens, "--grad-order-tokens"));
     oo.backends = a.backends;
-    oo.dtype = *dt;
-    rgo = gob.register_all(oo);
+    oo.dtype = dt;
+    rgo = s.grad_order.register_all(oo);
   }
   if (a.overhead != "none") {
     register_sampler_overhead(meter, a.overhead);
     register_meter_overhead(a.power);
   }
+  s.skipped = rg.skipped;
+  for (const gbench::Registered* reg : std::initializer_list<const gbench::Registered*>{&rp, &rgo})
+    for (const auto& x : reg->skipped)
+      if (std::find(s.skipped.begin(), s.skipped.end(), x) == s.skipped.end()) s.skipped.push_back(x);
+}
 
-  // The context names what the counters measure and where they come from.
+// The context names what the counters measure and where they come from.
+void add_power_context(const BenchArgs& a, const EnergyMeter& meter,
+                       const std::optional<power::PowerState>& supply_at_start) {
   benchmark::AddCustomContext("flopwatt_version", std::string(FLOPWATT_VERSION) + " (" + FLOPWATT_GIT_REV + ")");
   benchmark::AddCustomContext("flopwatt_threads", std::to_string(omp_get_max_threads()));
   benchmark::AddCustomContext("flopwatt_dtype", a.dtype);
@@ -328,29 +342,29 @@ int bench_main(int argc, char** argv) {
                                    "named in its label (modelled energy for simulated GEMMs)")
                : "FLOP/s: rate over real time (modelled time for simulated backends); no power source, so no energy "
                  "counters (run `flopwatt sources`)");
+}
+
+void add_suite_context(const Suites& s) {
   benchmark::AddCustomContext(
       "flopwatt_roofline",
-      roofs.host ? "roof_fraction: each host GEMM and GPT-2 op row's FLOP/s over its roof (for an op without "
-                       "FLOPs its roof time over its time), from the ceilings in " + roof_why +
-                       "; a row above " + fmt::format("{:.0f}%", 100 * kRoofTolerance) +
-                       " is labelled and warned about on stderr, the warning naming the likely causes"
-                 : "no roof_fraction: no stored ceilings for this machine and thread count (" + roof_why +
-                       "); `flopwatt run peak` stores them");
-  std::vector<std::string> skipped = rg.skipped;
-  for (const gbench::Registered* reg : std::initializer_list<const gbench::Registered*>{&rp, &rgo})
-    for (const auto& s : reg->skipped)
-      if (std::find(skipped.begin(), skipped.end(), s) == skipped.end()) skipped.push_back(s);
-  if (!skipped.empty()) benchmark::AddCustomContext("flopwatt_skipped_backends", join(skipped, "; "));
+      s.roofs.host ? "roof_fraction: each host GEMM and GPT-2 op row's FLOP/s over its roof (for an op without "
+                         "FLOPs its roof time over its time), from the ceilings in " + s.roof_why +
+                         "; a row above " + fmt::format("{:.0f}%", 100 * kRoofTolerance) +
+                         " is labelled and warned about on stderr, the warning naming the likely causes"
+                   : "no roof_fraction: no stored ceilings for this machine and thread count (" + s.roof_why +
+                         "); `flopwatt run peak` stores them");
+  if (!s.skipped.empty()) benchmark::AddCustomContext("flopwatt_skipped_backends", join(s.skipped, "; "));
+}
 
-  meter.start();
-  if (a.power.idle_s > 0) {
-    Run idle_run;
-    meter.measure_idle(idle_run);
-    for (const auto& [id, f] : idle_run.idle)
-      benchmark::AddCustomContext("flopwatt_idle_w:" + id, fmt::format("{:.4g}", f.power_w));
-  }
-  meter.drain_samples();  // the bench keeps no sample log; only the windows matter
-  if (supply) supply->start();
+void add_idle_context(EnergyMeter& meter) {
+  Run idle_run;
+  meter.measure_idle(idle_run);
+  for (const auto& [id, f] : idle_run.idle)
+    benchmark::AddCustomContext("flopwatt_idle_w:" + id, fmt::format("{:.4g}", f.power_w));
+}
+
+// The run the results store records, its measurements added after the benchmarks.
+Run start_record(const BenchArgs& a, const EnergyMeter& meter) {
   Run record;
   record.flopwatt_version = FLOPWATT_VERSION;
   record.run_id = make_run_id();
@@ -359,22 +373,57 @@ int bench_main(int argc, char** argv) {
   if (char host[256] = {}; ::gethostname(host, sizeof host - 1) == 0) record.context["hostname"] = store::clean_text(host);
   if (const char* l = std::getenv("FLOPWATT_MACHINE_LABEL"); l && *l) record.context["machine_label"] = store::clean_text(l);
   record.power_sources = meter.source_infos();
+  return record;
+}
+
+void warn_supply_changes(const power::SupplyMonitor& supply) {
+  const auto changes = supply.track().changes();
+  if (changes.empty()) return;
+  std::vector<std::string> what;
+  for (const auto& c : changes) what.push_back(c.what + " " + c.old_value + " -> " + c.new_value);
+  fmt::print(stderr,
+             "flopwatt_bench: warning: the power supply changed during the run ({}); loops that overlapped a "
+             "change, or ran on a battery headline after one, carry supply_changed=1 and no energy counters\n",
+             join(what, ", "));
+}
+
+int bench_main(int argc, char** argv) {
+  BenchArgs a;
+  std::vector<Flag> flags = bench_flags(a);
+  const bool no_store = take_no_store(argc, argv);
+  take_flags(argc, argv, flags, a.help);
+  if (a.help) print_help(flags);
+  const double reported_min_s = reported_loop_min_s(argc, argv);  // Initialize consumes the flag
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  const DType dt = check_args(a);
+
+  EnergyMeter meter(a.power);
+  // Mains or battery at the start, watched through the run as `run` does (a
+  // machine without a power supply class, a desktop or a VM, has none to watch).
+  const auto supply_at_start = power::read_power_state(a.power.sysfs_root);
+  std::unique_ptr<power::SupplyMonitor> supply;
+  if (supply_at_start) supply = std::make_unique<power::SupplyMonitor>(a.power.sysfs_root);
+  // Half the reported length: a later repetition may fall slightly short of it and is still reported.
+  gbench::EnergyOptions eo{a.power_counters == "all", 0.5 * reported_min_s, supply.get()};
+  Suites suites(&meter, eo);
+  register_suites(suites, a, dt, meter);
+  add_power_context(a, meter, supply_at_start);
+  add_suite_context(suites);
+
+  meter.start();
+  if (a.power.idle_s > 0) add_idle_context(meter);
+  meter.drain_samples();  // the bench keeps no sample log; only the windows matter
+  if (supply) supply->start();
+  Run record = start_record(a, meter);
   gbench::RecordingReporter reporter(benchmark::CreateDefaultDisplayReporter());
   benchmark::RunSpecifiedBenchmarks(&reporter);
   meter.stop();
   if (supply) {
     supply->stop();
-    const auto changes = supply->track().changes();
-    if (!changes.empty()) {
-      std::vector<std::string> what;
-      for (const auto& c : changes) what.push_back(c.what + " " + c.old_value + " -> " + c.new_value);
-      fmt::print(stderr,
-                 "flopwatt_bench: warning: the power supply changed during the run ({}); loops that overlapped a "
-                 "change, or ran on a battery headline after one, carry supply_changed=1 and no energy counters\n",
-                 join(what, ", "));
-    }
+    warn_supply_changes(*supply);
   }
-  for (const auto& r : above_roof)
+  for (const auto& r : suites.above_roof)
     fmt::print(stderr, "flopwatt_bench: {}\n", above_roof_warning(r));
   record.complete = true;
   record.measurements = reporter.measurements(omp_get_max_threads());

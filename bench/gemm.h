@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/bench/energy.h"
+#include "bench/energy.h"
 #include "harness/run/roofline.h"
 #include "workloads/backend.h"
 

@@ -1,4 +1,4 @@
-#include "harness/bench/grad_order.h"
+#include "bench/grad_order.h"
 
 #include <random>
 

@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "harness/bench/energy.h"
-#include "harness/bench/gemm.h"
+#include "bench/energy.h"
+#include "bench/gemm.h"
 #include "workloads/dtype.h"
 
 namespace flopwatt::gbench {

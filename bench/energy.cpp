@@ -1,4 +1,4 @@
-#include "harness/bench/energy.h"
+#include "bench/energy.h"
 
 #include "api/window_result.h"
 

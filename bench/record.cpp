@@ -1,4 +1,4 @@
-#include "harness/bench/record.h"
+#include "bench/record.h"
 
 #include <algorithm>
 

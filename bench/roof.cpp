@@ -1,4 +1,4 @@
-#include "harness/bench/roof.h"
+#include "bench/roof.h"
 
 namespace flopwatt::gbench {
 

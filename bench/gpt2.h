@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/bench/energy.h"
+#include "bench/energy.h"
 #include "harness/run/roofline.h"
-#include "harness/bench/gemm.h"
+#include "bench/gemm.h"
 #include "workloads/dtype.h"
 
 namespace flopwatt::gbench {
