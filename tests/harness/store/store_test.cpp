@@ -798,13 +798,19 @@ TEST(Store, AReadOnlyDirectoryOrFileListsAndRefusesWritesSayingSo) {
   fs::permissions(store, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
   fs::permissions(d, fs::perms::all);
   fs::permissions(d / "b", fs::perms::all);
-  auto r = run_command_line(as_reader() + kBin + " store ls --format csv --store " + store.string());
+  // The reader runs a copy of the binary beside the store: the build tree may
+  // be out of its reach (a checkout under root's 0700 home, on a fresh machine).
+  const std::string bin = (d / "flopwatt").string();
+  fs::copy_file(kBin, bin);
+  fs::permissions(bin, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                           fs::perms::others_exec);
+  auto r = run_command_line(as_reader() + bin + " store ls --format csv --store " + store.string());
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(lines(r.out), 2u) << r.out;
-  r = run_command_line(as_reader() + kBin + " store export --format csv --store " + store.string());
+  r = run_command_line(as_reader() + bin + " store export --format csv --store " + store.string());
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(lines(r.out), 10u) << r.out;
-  r = run_command_line(as_reader() + kBin + " store import " + (d / "b").string() + " --store " + store.string());
+  r = run_command_line(as_reader() + bin + " store import " + (d / "b").string() + " --store " + store.string());
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.err.find("read-only"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("write access"), std::string::npos) << r.err;
