@@ -465,6 +465,10 @@ std::string report_csv(const std::vector<LoadedRun>& runs, const ReportOptions& 
     if (v.is_number()) return fmt::format("{:.9g}", v.get<double>());
     return csv_escape(v.get<std::string>());
   };
+  auto put_row = [&os](const std::vector<std::string>& cells) {
+    for (std::size_t i = 0; i < cells.size(); ++i) os << (i ? "," : "") << cells[i];
+    os << "\n";
+  };
   for (const auto& row : j["rows"]) {
     for (const auto& run : j["runs"]) {
       const std::string label = run["label"];
@@ -490,8 +494,7 @@ std::string report_csv(const std::vector<LoadedRun>& runs, const ReportOptions& 
           ev("flop_per_s_p90"), ci(0), ci(1), ev("energy_source"), ev("flop_per_j"), ev("energy_confidence"),
           ev("skipped"), qv("flop_per_s"), qv("ci95", 0), qv("ci95", 1), qv("p10_p90", 0), qv("p10_p90", 1),
           qv("flop_per_j"), ev("energy_j"), ev("avg_power_w")};
-      for (std::size_t i = 0; i < cells.size(); ++i) os << (i ? "," : "") << cells[i];
-      os << "\n";
+      put_row(cells);
     }
   }
   // A measured program without --flop is in no row above: its time and
@@ -500,16 +503,18 @@ std::string report_csv(const std::vector<LoadedRun>& runs, const ReportOptions& 
     for (const auto& p : j["programs"]) {
       if (!p["flop_per_s"].is_null()) continue;
       std::vector<std::string> cells(std::size(cols));
-      cells[0] = csv_escape(p["run"].get<std::string>());
-      cells[1] = "measure";
-      cells[2] = num(p["program"]);
-      cells[12] = num(p["reps"]);
-      cells[13] = num(p["time"]["median_s"]);
-      cells[19] = num(p["energy_source"]);
-      cells[std::size(cols) - 2] = num(p["energy_j"]);
-      cells[std::size(cols) - 1] = num(p["avg_power_w"]);
-      for (std::size_t i = 0; i < cells.size(); ++i) os << (i ? "," : "") << cells[i];
-      os << "\n";
+      auto cell = [&](std::string_view col) -> std::string& {
+        return cells[std::size_t(std::find(std::begin(cols), std::end(cols), col) - std::begin(cols))];
+      };
+      cell("run") = csv_escape(p["run"].get<std::string>());
+      cell("workload") = "measure";
+      cell("op") = num(p["program"]);
+      cell("reps") = num(p["reps"]);
+      cell(metric::kTimeMedian.name) = num(p["time"]["median_s"]);
+      cell("energy_source") = num(p["energy_source"]);
+      cell("energy_j") = num(p["energy_j"]);
+      cell("avg_power_w") = num(p["avg_power_w"]);
+      put_row(cells);
     }
   return os.str();
 }
