@@ -58,11 +58,12 @@ int do_import(const StoreArgs& a) {
     fmt::print(stderr, "flopwatt: store import: {}: {}\n", what, why);
   };
   store::Batch batch(*s);
-  auto record = [&](const Run& run, const std::string& file, const std::string* doc) {
+  // `absent`: the store was already asked for this id and has no such run.
+  auto record = [&](const Run& run, const std::string& file, const std::string* doc, bool absent) {
     if (run.run_id.empty())
       return refuse(file, "has no run_id (the key a run is stored by); fix: restore the run_id flopwatt wrote");
     // Present runs are not written out again (their JSON, a transaction): re-importing a folder is cheap.
-    if (s->has_run(run.run_id) || !batch.record(run, {}, {}, doc)) ++present;
+    if ((!absent && s->has_run(run.run_id)) || !batch.record(run, {}, {}, doc)) ++present;
   };
   for (const auto& d : a.dirs)
     for (const auto& unit : import_units(d)) {
@@ -71,18 +72,20 @@ int do_import(const StoreArgs& a) {
         std::error_code ec;
         if (!std::filesystem::exists(file, ec)) {  // a campaign, or what load_runs says is none
           for (const auto& lr : load_runs(unit))
-            record(lr.run, (std::filesystem::path(lr.dir) / "run.json").string(), nullptr);
+            record(lr.run, (std::filesystem::path(lr.dir) / "run.json").string(), nullptr, false);
           continue;
         }
         // A run dir is read once: a run the store has is known by its id
         // alone, without building its document (a re-import of thousands
         // does little else), and a new one is stored as its text.
         const std::string text = read_run_text(file);
-        if (const auto id = top_level_string(text, "run_id"); id && !id->empty() && s->has_run(*id)) {
+        const auto id = top_level_string(text, "run_id");
+        if (id && !id->empty() && s->has_run(*id)) {
           ++present;
           continue;
         }
-        record(run_from_text(file, text), file, &text);
+        const Run run = run_from_text(file, text);
+        record(run, file, &text, id && *id == run.run_id);
       } catch (const InputError& e) {
         refuse(e.where(), e.problem() + (e.fix().empty() ? "" : "; fix: " + e.fix()));
       }
