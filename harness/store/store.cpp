@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
@@ -39,7 +40,14 @@ Value opt_text(const nlohmann::json& j, const char* key) {
   return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
-Value num(double v) { return fmt::format("{:.17g}", v); }
+// The shortest text that reads back as the same double (std::to_chars): a
+// run of 90 rows formats over 600 numbers, and fmt's "{:.17g}" was a tenth
+// of an import's time.
+Value num(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
 template <class T>
 Value num(const std::optional<T>& v) {
   return v ? Value{fmt::format("{}", *v)} : Value{};
@@ -87,7 +95,11 @@ void insert_many(Db& db, const std::string& head, std::size_t cols, const std::v
     std::string sql = head;
     for (std::size_t r = b; r < e; ++r) {
       sql += r > b ? ", (" : "(";
-      for (std::size_t c = 0; c < cols; ++c) sql += fmt::format("{}${}", c ? ", " : "", (r - b) * cols + c + 1);
+      for (std::size_t c = 0; c < cols; ++c) {
+        if (c) sql += ", ";
+        sql += '$';
+        sql += std::to_string((r - b) * cols + c + 1);
+      }
       sql += ')';
     }
     db.query(sql, std::vector<Value>(values.begin() + static_cast<std::ptrdiff_t>(b * cols),

@@ -24,6 +24,8 @@ TEST(TopLevelString, FindsTheTopLevelKeyOnly) {
   EXPECT_EQ(id(R"({"run_id":"cut)"), std::nullopt);
   EXPECT_EQ(id(R"({"run_id":"bad \x escape"})"), std::nullopt);
   EXPECT_EQ(id(""), std::nullopt);
+  EXPECT_EQ(id("{\"run_id\":\"a\\"), std::nullopt);  // cut after an escape
+  EXPECT_EQ(id(R"({"x":"\\","run_id":"after an escaped backslash"})"), "after an escaped backslash");
 }
 
 // Random documents with awkward strings (spaces, quotes, backslashes,
@@ -55,6 +57,8 @@ TEST(MinifiedJson, ParsesToTheSameDocument) {
     EXPECT_EQ(mini, doc.dump()) << pretty;
   }
   EXPECT_EQ(minified_json("{\"a\": \"cut"), "{\"a\": \"cut");  // left whole for the parser to refuse
+  EXPECT_EQ(minified_json("{\"a\": \"cut\\"), "{\"a\": \"cut\\");  // an escape with nothing to escape
+  EXPECT_EQ(minified_json(" [ \"\\\\\" , 1 ] "), "[\"\\\\\",1]");  // an escaped backslash ends no string early
 }
 
 }  // namespace
