@@ -6,8 +6,9 @@
 #   scripts/check-sanitizers.sh            (BUILD_DIR default build-sanitize)
 # With `thread`: the public API (flopwatt/meter.h) under ThreadSanitizer, its
 # Meter tests only (threads opening and closing windows while the sampler and
-# the supply monitor run; windows pushed from the meter's own thread); only
-# the library and those tests are built.
+# the supply monitor run; windows pushed from the meter's own thread) and the
+# ordered pool `store import` prepares runs on (harness/cli/ordered_parallel.h);
+# only the library and those tests are built.
 #   scripts/check-sanitizers.sh thread     (BUILD_DIR default build-tsan)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +17,7 @@ if [[ $mode == thread ]]; then
   build=${BUILD_DIR:-build-tsan}
   flags="-fsanitize=thread -fno-omit-frame-pointer"
   link="-fsanitize=thread"
-  target=(--target api_meter_test api_meter_push_test)
+  target=(--target api_meter_test api_meter_push_test harness_cli_ordered_parallel_test)
 else
   build=${BUILD_DIR:-build-sanitize}
   flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
@@ -38,6 +39,7 @@ cmake --build "$build" -j "$(nproc)" "${target[@]}" >"$build/build.log" 2>&1 || 
 if [[ $mode == thread ]]; then
   export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
   "$build/tests/api/api_meter_test"
+  "$build/tests/harness/cli/harness_cli_ordered_parallel_test"
   exec "$build/tests/api/api_meter_push_test"
 fi
 # umockdev-run preloads libumockdev-preload.so ahead of the ASan runtime, which

@@ -8,13 +8,18 @@
 #include <cstdlib>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
+#include <thread>
+#include <unordered_set>
 
 #include "harness/analysis/report.h"
 #include "harness/cli/commands.h"
+#include "harness/cli/ordered_parallel.h"
 #include "harness/output/headline_view.h"
 #include "harness/output/json_text.h"
 #include "harness/output/text.h"
+#include "harness/store/run_doc.h"
 #include "harness/store/store.h"
 #include "workloads/error.h"
 
@@ -50,6 +55,44 @@ std::vector<std::string> import_units(const std::string& dir) {
   return subs;
 }
 
+// One import unit as a worker leaves it: a run dir read, its id looked up in
+// the runs the store had, and a new run parsed and its text packed; or a
+// campaign (or what load_runs says is none), left to the importing thread.
+struct PreparedUnit {
+  std::string file;
+  bool by_load_runs = false, present = false;
+  std::optional<Run> run;
+  std::string packed;
+  std::optional<InputError> error;
+};
+
+PreparedUnit prepare_unit(const std::string& unit, const std::unordered_set<std::string>& known) {
+  PreparedUnit p;
+  p.file = (std::filesystem::path(unit) / "run.json").string();
+  std::error_code ec;
+  if (!std::filesystem::exists(p.file, ec)) {
+    p.by_load_runs = true;
+    return p;
+  }
+  try {
+    // A run dir is read once: a run the store has is known by its id alone,
+    // without building its document (a re-import of thousands does little
+    // else), and a new one is stored as its text.
+    const std::string text = read_run_text(p.file);
+    const auto id = top_level_string(text, "run_id");
+    if (id && !id->empty() && known.count(*id)) {
+      p.present = true;
+      return p;
+    }
+    p.run = run_from_text(p.file, text);
+    p.present = known.count(p.run->run_id) > 0;
+    if (!p.present && !p.run->run_id.empty()) p.packed = store::pack_run_doc(minified_json(text));
+  } catch (const InputError& e) {
+    p.error = e;
+  }
+  return p;
+}
+
 int do_import(const StoreArgs& a) {
   auto s = open_store(a, true);
   std::size_t present = 0, refused = 0;
@@ -58,38 +101,38 @@ int do_import(const StoreArgs& a) {
     fmt::print(stderr, "flopwatt: store import: {}: {}\n", what, why);
   };
   store::Batch batch(*s);
-  // `absent`: the store was already asked for this id and has no such run.
-  auto record = [&](const Run& run, const std::string& file, const std::string* doc, bool absent) {
+  auto record = [&](const Run& run, const std::string& file, const std::string* packed) {
     if (run.run_id.empty())
       return refuse(file, "has no run_id (the key a run is stored by); fix: restore the run_id flopwatt wrote");
-    // Present runs are not written out again (their JSON, a transaction): re-importing a folder is cheap.
-    if ((!absent && s->has_run(run.run_id)) || !batch.record(run, {}, {}, doc)) ++present;
+    if (!batch.record(run, {}, {}, packed)) ++present;  // another writer, or a second copy, was first
   };
+  std::vector<std::string> units;
   for (const auto& d : a.dirs)
-    for (const auto& unit : import_units(d)) {
-      try {
-        const std::string file = (std::filesystem::path(unit) / "run.json").string();
-        std::error_code ec;
-        if (!std::filesystem::exists(file, ec)) {  // a campaign, or what load_runs says is none
-          for (const auto& lr : load_runs(unit))
-            record(lr.run, (std::filesystem::path(lr.dir) / "run.json").string(), nullptr, false);
-          continue;
+    for (auto& u : import_units(d)) units.push_back(std::move(u));
+  // The ids stored before this import, asked once: present runs are not
+  // written out again (their JSON, a transaction), so re-importing is cheap.
+  const auto ids = s->run_ids();
+  const std::unordered_set<std::string> known(ids.begin(), ids.end());
+  // Parsing and packing is most of an import's CPU: it runs on every core,
+  // and the store is written in the units' order on this thread.
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  ordered_parallel<PreparedUnit>(
+      units.size(), threads, 4 * std::size_t{threads}, [&](std::size_t i) { return prepare_unit(units[i], known); },
+      [&](std::size_t i, PreparedUnit p) {
+        try {
+          if (p.error) throw *p.error;
+          if (p.by_load_runs) {
+            for (const auto& lr : load_runs(units[i]))
+              record(lr.run, (std::filesystem::path(lr.dir) / "run.json").string(), nullptr);
+          } else if (p.present) {
+            ++present;
+          } else {
+            record(*p.run, p.file, p.packed.empty() ? nullptr : &p.packed);
+          }
+        } catch (const InputError& e) {
+          refuse(e.where(), e.problem() + (e.fix().empty() ? "" : "; fix: " + e.fix()));
         }
-        // A run dir is read once: a run the store has is known by its id
-        // alone, without building its document (a re-import of thousands
-        // does little else), and a new one is stored as its text.
-        const std::string text = read_run_text(file);
-        const auto id = top_level_string(text, "run_id");
-        if (id && !id->empty() && s->has_run(*id)) {
-          ++present;
-          continue;
-        }
-        const Run run = run_from_text(file, text);
-        record(run, file, &text, id && *id == run.run_id);
-      } catch (const InputError& e) {
-        refuse(e.where(), e.problem() + (e.fix().empty() ? "" : "; fix: " + e.fix()));
-      }
-    }
+      });
   batch.finish();
   fmt::print("imported {} run(s) into {}; {} already there{}\n", batch.stored(), store::masked(s->target().spec),
              present, refused ? fmt::format("; {} refused (each named above)", refused) : "");

@@ -352,10 +352,8 @@ void backfill_row_headlines(Db& db) {
 
 // A run's document as the run_doc parameter of `db`: bytes for SQLite (the
 // statement casts them to a blob), bytea's hex text for PostgreSQL.
-Value doc_param(const Db& db, const std::string& json) {
-  std::string z = pack_run_doc(json);
-  return db.sqlite() ? z : bytea_text(z);
-}
+Value packed_param(const Db& db, const std::string& packed) { return db.sqlite() ? packed : bytea_text(packed); }
+Value doc_param(const Db& db, const std::string& json) { return packed_param(db, pack_run_doc(json)); }
 std::string doc_placeholder(const Db& db, int n) {
   return db.sqlite() ? fmt::format("CAST(${} AS BLOB)", n) : fmt::format("${}", n);
 }
@@ -572,13 +570,13 @@ double monotonic_s() {
 }  // namespace
 
 bool Batch::record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples,
-                   const std::string* doc) {
+                   const std::string* packed) {
   // Bounded in time as well as in runs: a batch holds SQLite's write lock,
   // and another writer waits for it.
   constexpr std::size_t kRuns = 200;
   constexpr double kSeconds = 0.5;
   if (pending_ == 0) opened_s_ = monotonic_s();
-  const bool added = s_.record(run, tags, samples, doc);
+  const bool added = s_.record(run, tags, samples, packed);
   if (added) ++pending_;
   if (pending_ >= kRuns || monotonic_s() - opened_s_ >= kSeconds) commit();
   return added;
@@ -596,7 +594,7 @@ void Batch::finish() {
 }
 
 bool Store::record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples,
-                   const std::string* doc) {
+                   const std::string* packed) {
   // The run id is the key: a run without one would be stored as '' and every later one dropped as "already there".
   if (run.run_id.empty())
     throw InputError("run.json", "has no run_id (or an empty one), the key the store records a run by",
@@ -653,7 +651,7 @@ bool Store::record(const Run& run, const std::vector<std::string>& tags, const s
         {run.run_id, machine_id, opt_text(c, "started_utc"), opt_text(c, "ended_utc"), run.complete ? "1" : "0",
          opt_text(c, "command"), opt_text(c, "command_line"), run.flopwatt_version, opt_text(c, "flopwatt_git_revision"),
          run_headline(run).json_value(), supply.dump(), utc_now(),
-         doc_param(*db_, doc ? minified_json(*doc) : to_json(run).dump())});
+         packed ? packed_param(*db_, *packed) : doc_param(*db_, to_json(run).dump())});
     if (inserted.empty()) return false;  // already recorded: nothing else changes
     for (const auto& t : all_tags)
       db_->query("INSERT INTO run_tags (run_id, tag) VALUES ($1, $2) ON CONFLICT (run_id, tag) DO NOTHING",

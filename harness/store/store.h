@@ -102,10 +102,11 @@ class Store {
   // already there (nothing is changed then). Samples are added when given, in
   // the same transaction. Inside a batch the run is a savepoint of the
   // batch's transaction instead, and is stored when the batch commits.
-  // `doc`, when given, is the run's run.json as read (the run parsed from
-  // it), kept instead of writing the run out again.
+  // `packed`, when given, is the run's run.json as read (the run parsed
+  // from it) packed by pack_run_doc (run_doc.h), kept instead of writing the
+  // run out again; an import packs on several threads.
   bool record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples = {},
-              const std::string* doc = nullptr);
+              const std::string* packed = nullptr);
   bool has_run(const std::string& run_id);
   std::vector<std::string> run_ids();
   std::vector<RunSummary> list(const ListFilter& f);
@@ -159,7 +160,7 @@ class Batch {
   Batch& operator=(const Batch&) = delete;
   // Store::record, committing the batch when it is due.
   bool record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples = {},
-              const std::string* doc = nullptr);
+              const std::string* packed = nullptr);
   // Commits what is left and ends the batch.
   void finish();
   // Runs this batch has stored so far (committed).
