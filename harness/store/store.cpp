@@ -54,12 +54,18 @@ Value num(const std::optional<T>& v) {
 }
 Value numd(const std::optional<double>& v) { return v ? num(*v) : Value{}; }
 
-// FNV-1a: a stable id for a machine from what identifies it.
-std::string fnv_hex(const std::string& s) {
+// FNV-1a (64 bits): a stable id from what identifies a thing.
+std::uint64_t fnv64(const std::string& s) {
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return fmt::format("{:016x}", h);
+  return h;
 }
+// A machine's id.
+std::string fnv_hex(const std::string& s) { return fmt::format("{:016x}", fnv64(s)); }
+// A configuration's id (configs.config_id, schema 4): the hash of its key in
+// 63 bits, so it is a positive BIGINT on both engines, the same in every
+// store and assigned without asking the store.
+std::string config_id_of(const std::string& config_key) { return std::to_string(fnv64(config_key) >> 1); }
 
 // The NPU a run saw, from its backends' notes (harness/run/context.cpp): the
 // device node a hardware NPU backend opened (with its generation when known),
@@ -86,8 +92,10 @@ std::string where_of(const Target& t) { return "store " + masked(t.spec) + " (fr
 
 int to_int(const Value& v) { return v ? std::atoi(v->c_str()) : 0; }
 
-// `values` (row after row of `cols` each) inserted by `head` ("INSERT INTO t (...) VALUES "), up to 100 rows a statement.
-void insert_many(Db& db, const std::string& head, std::size_t cols, const std::vector<Value>& values) {
+// `values` (row after row of `cols` each) inserted by `head` ("INSERT INTO t (...) VALUES "), up to 100 rows a
+// statement, each statement ending in `tail`.
+void insert_many(Db& db, const std::string& head, std::size_t cols, const std::vector<Value>& values,
+                 const std::string& tail = "") {
   constexpr std::size_t kRows = 100;
   const std::size_t n = values.size() / cols;
   for (std::size_t b = 0; b < n; b += kRows) {
@@ -102,6 +110,7 @@ void insert_many(Db& db, const std::string& head, std::size_t cols, const std::v
       }
       sql += ')';
     }
+    sql += tail;
     db.query(sql, std::vector<Value>(values.begin() + static_cast<std::ptrdiff_t>(b * cols),
                                      values.begin() + static_cast<std::ptrdiff_t>(e * cols)));
   }
@@ -378,11 +387,25 @@ void pack_stored_runs(Db& db) {
   db.exec("UPDATE measurements SET rep_times_s = NULL");
 }
 
+// Version 3 kept each row's config_key and label: they move to configs,
+// once each, and the rows point at them.
+void split_configs(Db& db) {
+  std::vector<std::pair<std::string, Value>> configs;
+  db.each("SELECT config_key, MIN(label) FROM measurements GROUP BY config_key", {},
+          [&configs](const Row& r) { configs.emplace_back(r[0].value_or(""), r[1]); });
+  for (const auto& [key, label] : configs)
+    db.query("INSERT INTO configs (config_id, config_key, label) VALUES ($1, $2, $3)", {config_id_of(key), key, label});
+  db.exec("UPDATE measurements SET config_id = (SELECT c.config_id FROM configs c WHERE c.config_key = "
+          "measurements.config_key); ALTER TABLE measurements DROP COLUMN config_key; ALTER TABLE measurements DROP "
+          "COLUMN label");
+}
+
 void migrate(Db& db, int from) {
   for (int v = from; v < kSchemaVersion; ++v) {
     db.exec(migrations()[static_cast<std::size_t>(v)]);
     if (v == 1) backfill_row_headlines(db);
     if (v == 2) pack_stored_runs(db);
+    if (v == 3) split_configs(db);
   }
   db.exec("DELETE FROM schema_version");
   db.query("INSERT INTO schema_version (version) VALUES ($1)", {std::to_string(kSchemaVersion)});
@@ -658,12 +681,15 @@ bool Store::record(const Run& run, const std::vector<std::string>& tags, const s
                  {run.run_id, clean_text(t)});
     // Many rows per statement: each statement is a round trip to a server.
     std::vector<Value> rows, energy;
+    std::map<std::string, std::pair<std::string, std::string>> configs;  // id -> key, label
     for (std::size_t i = 0; i < run.measurements.size(); ++i) {
       const Measurement& m = run.measurements[i];
       const std::string idx = std::to_string(i);
       const RowHeadline h = row_headline(run, m);
+      const std::string key = config_key(m), id = config_id_of(key);
+      configs.emplace(id, std::make_pair(key, config_label(m)));
       rows.insert(rows.end(),
-                  {run.run_id, idx, config_key(m), config_label(m), m.workload, m.op, m.pass, num(m.layer), m.backend,
+                  {run.run_id, idx, id, m.workload, m.op, m.pass, num(m.layer), m.backend,
                    m.dtype, m.shape ? num(double(m.shape->M)) : Value{}, m.shape ? num(double(m.shape->N)) : Value{},
                    m.shape ? num(double(m.shape->K)) : Value{}, m.layout, num(m.threads), m.simulated ? "1" : "0",
                    m.skipped, std::to_string(m.reps), num(m.time_s.median), num(m.flop), num(m.flop_per_s), h.energy_j,
@@ -674,11 +700,12 @@ bool Store::record(const Run& run, const std::vector<std::string>& tags, const s
                                      numd(e.net_j), num(e.avg_power_w), numd(e.flop_per_j), numd(e.flop_per_j_net),
                                      e.confidence});
     }
+    record_configs(configs);
     insert_many(*db_,
-                "INSERT INTO measurements (run_id, idx, config_key, label, workload, op, pass, layer, backend, dtype, m, "
-                "n, k, layout, threads, simulated, skipped, reps, median_s, flop, flop_per_s, energy_j, flop_per_j, "
+                "INSERT INTO measurements (run_id, idx, config_id, workload, op, pass, layer, backend, dtype, m, n, k, "
+                "layout, threads, simulated, skipped, reps, median_s, flop, flop_per_s, energy_j, flop_per_j, "
                 "rep_times_s, headline_source) VALUES ",
-                25, rows);
+                24, rows);
     insert_many(*db_,
                 "INSERT INTO energy (run_id, idx, source_id, window_t0_ns, window_t1_ns, j, net_j, avg_power_w, "
                 "flop_per_j, flop_per_j_net, confidence) VALUES ",
@@ -699,6 +726,30 @@ bool Store::record(const Run& run, const std::vector<std::string>& tags, const s
     }
     return true;
   });
+}
+
+void Store::record_configs(const std::map<std::string, std::pair<std::string, std::string>>& configs) {
+  std::vector<Value> values, unchecked;
+  for (const auto& [id, key_label] : configs) {
+    values.insert(values.end(), {id, key_label.first, key_label.second});
+    if (!checked_configs_.count(id)) unchecked.emplace_back(id);
+  }
+  // Inserted every time, not only when unseen: a batch rolled back takes
+  // the configurations it added with it.
+  insert_many(*db_, "INSERT INTO configs (config_id, config_key, label) VALUES ", 3, values,
+              " ON CONFLICT (config_id) DO NOTHING");
+  if (unchecked.empty()) return;
+  // Two keys with one hash (odds 2^-63 a pair) would file one configuration's
+  // history under the other's name: refused, never stored.
+  std::string sql = "SELECT config_id, config_key FROM configs WHERE config_id IN (";
+  for (std::size_t i = 0; i < unchecked.size(); ++i) sql += (i ? ", $" : "$") + std::to_string(i + 1);
+  for (const auto& r : db_->query(sql + ")", unchecked)) {
+    const auto& want = configs.at(r[0].value_or("")).first;
+    if (r[1].value_or("") != want)
+      throw std::runtime_error(fmt::format("configurations '{}' and '{}' share the id {} in the store", want,
+                                           r[1].value_or(""), r[0].value_or("")));
+    checked_configs_.insert(*r[0]);
+  }
 }
 
 bool Store::has_run(const std::string& run_id) {
@@ -835,8 +886,9 @@ History Store::history(const HistoryFilter& f) {
   std::unordered_map<std::string, std::size_t> rank;  // run id -> place in time order
   for (std::size_t i = 0; i < by_time.size(); ++i) rank.emplace(by_time[i]->run_id, i);
 
-  std::string sql = "SELECT m.run_id, m.config_key, m.label, m.backend, " + col->second +
-                    " FROM measurements m WHERE " + col->second + " IS NOT NULL AND m.skipped IS NULL";
+  std::string sql = "SELECT m.run_id, c.config_key, c.label, m.backend, " + col->second +
+                    " FROM measurements m JOIN configs c ON c.config_id = m.config_id WHERE " + col->second +
+                    " IS NOT NULL AND m.skipped IS NULL";
   std::vector<Value> params;
   auto param = [&](const std::string& v) {
     params.emplace_back(v);

@@ -4,9 +4,11 @@
 #pragma once
 #include <cstdio>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "harness/output/run_model.h"
@@ -16,7 +18,7 @@
 
 namespace flopwatt::store {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 // PRAGMA application_id of a flopwatt SQLite store ("FWst"): tells it from any other SQLite file.
 inline constexpr int kApplicationId = 0x46577374;
 
@@ -139,10 +141,13 @@ class Store {
   friend class Batch;
   void commit_batch();
   void abandon_batch();
+  // A run's configurations (config_id -> key, label) into configs.
+  void record_configs(const std::map<std::string, std::pair<std::string, std::string>>& configs);
   Target target_;
   std::unique_ptr<Db> db_;
   int version_ = 0;
   bool batching_ = false, batch_open_ = false;
+  std::unordered_set<std::string> checked_configs_;  // ids whose stored key was read back and matched
 };
 
 // Many runs recorded in few transactions: a commit waits for the disk (or the

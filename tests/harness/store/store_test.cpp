@@ -692,31 +692,52 @@ TEST(Store, EachRowKeepsItsOwnHeadlineSourceAndFigure) {
 
 namespace {
 
-// A store as release `version` (1 or 2) left it, made from one the current
-// binary writes: version 2 kept run.json as text in run_json, each row's
-// repetition times in rep_times_s and an index on (config_key, backend);
-// version 1 also had no per-row headline column, every row's energy under
-// the run's headline source (here the sentinel 7 shows the backfill ran).
+// A store as release `version` (1, 2 or 3) left it, made from one the
+// current binary writes: version 3 kept each row's config_key and label in
+// the row (no configs table); version 2 also kept run.json as text in
+// run_json, each row's repetition times in rep_times_s and an index on
+// (config_key, backend); version 1 also had no per-row headline column,
+// every row's energy under the run's headline source (here the sentinel 7
+// shows the backfill ran).
 void make_old_store(const fs::path& file, const fs::path& run_dir, int version) {
   ASSERT_EQ(run_command_line(kBin + " store import " + run_dir.string() + " --store " + file.string()).code, 0);
   auto db = flopwatt::store::open_sqlite(file.string(), false);
-  const std::string text = slurp(run_dir / "run.json");
-  db->query("UPDATE runs SET run_json = $1", {text});
-  db->exec("ALTER TABLE runs DROP COLUMN run_doc; CREATE INDEX measurements_key ON measurements (config_key, backend); "
-           "UPDATE measurements SET rep_times_s = '[0.5]'");
+  db->exec("ALTER TABLE measurements ADD COLUMN config_key TEXT; ALTER TABLE measurements ADD COLUMN label TEXT; "
+           "UPDATE measurements SET config_key = (SELECT c.config_key FROM configs c WHERE c.config_id = "
+           "measurements.config_id), label = (SELECT c.label FROM configs c WHERE c.config_id = measurements.config_id); "
+           "ALTER TABLE measurements DROP COLUMN config_id; DROP TABLE configs");
+  if (version <= 2) {
+    const std::string text = slurp(run_dir / "run.json");
+    db->query("UPDATE runs SET run_json = $1", {text});
+    db->exec("ALTER TABLE runs DROP COLUMN run_doc; CREATE INDEX measurements_key ON measurements (config_key, backend); "
+             "UPDATE measurements SET rep_times_s = '[0.5]'");
+  }
   if (version == 1)
     db->exec("ALTER TABLE measurements DROP COLUMN headline_source; UPDATE measurements SET energy_j = 7, flop_per_j = 7");
   db->exec(fmt::format("DELETE FROM schema_version; INSERT INTO schema_version VALUES ({0}); PRAGMA user_version = {0}",
                        version));
 }
 
-// What schema 3 keeps: every run.json compressed in run_doc, nothing in
-// run_json or rep_times_s, no (config_key, backend) index.
-void expect_schema_3(const fs::path& file) {
+// What schema 4 keeps: every run.json compressed in run_doc, nothing in
+// run_json or rep_times_s, no (config_key, backend) index, and each row's
+// configuration once in configs (its key and label as the run model makes them).
+void expect_schema_4(const fs::path& file, const flopwatt::Run& run) {
   auto db = flopwatt::store::open_sqlite(file.string(), false, true);
   EXPECT_EQ(*db->query("SELECT COUNT(*) FROM runs WHERE run_doc IS NULL OR run_json != ''").at(0).at(0), "0");
   EXPECT_EQ(*db->query("SELECT COUNT(*) FROM measurements WHERE rep_times_s IS NOT NULL").at(0).at(0), "0");
   EXPECT_EQ(*db->query("SELECT COUNT(*) FROM sqlite_master WHERE name = 'measurements_key'").at(0).at(0), "0");
+  EXPECT_EQ(*db->query("SELECT COUNT(*) FROM pragma_table_info('measurements') WHERE name IN ('config_key', 'label')")
+                 .at(0)
+                 .at(0),
+            "0");
+  const auto rows = db->query("SELECT c.config_key, c.label FROM measurements m JOIN configs c ON c.config_id = "
+                              "m.config_id WHERE m.run_id = $1 ORDER BY m.idx",
+                              {run.run_id});
+  ASSERT_EQ(rows.size(), run.measurements.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i][0], flopwatt::config_key(run.measurements[i]));
+    EXPECT_EQ(rows[i][1], flopwatt::config_label(run.measurements[i]));
+  }
 }
 
 }  // namespace
@@ -726,7 +747,7 @@ TEST(Store, AStoreOfThePreviousSchemaIsMigratedInPlace) {
   const flopwatt::Run run = mixed_headlines("old-run");
   write_run_dir(run, d / "r");
   write_run_dir(variant("later-run", "2026-02-01T00:00:00Z"), d / "later");
-  for (const int version : {1, 2}) {
+  for (const int version : {1, 2, 3}) {
     SCOPED_TRACE(version);
     const fs::path a = d / fmt::format("a{}.sqlite3", version), b = d / fmt::format("b{}.sqlite3", version);
     make_old_store(a, d / "r", version);
@@ -737,8 +758,8 @@ TEST(Store, AStoreOfThePreviousSchemaIsMigratedInPlace) {
     EXPECT_NE(r.err.find("flopwatt store init --store " + a.string()), std::string::npos) << r.err;
     r = run_command_line(kBin + " store init --store " + a.string());
     ASSERT_EQ(r.code, 0) << r.err;
-    EXPECT_NE(r.out.find("schema version 3"), std::string::npos) << r.out;
-    expect_schema_3(a);
+    EXPECT_NE(r.out.find("schema version 4"), std::string::npos) << r.out;
+    expect_schema_4(a, run);
     r = run_command_line(kBin + " store export --format csv --store " + a.string());
     ASSERT_EQ(r.code, 0) << r.err;
     expect_rows_headlines(r.out, run);
@@ -755,7 +776,7 @@ TEST(Store, AStoreOfThePreviousSchemaIsMigratedInPlace) {
     ASSERT_EQ(r.code, 0) << r.err;
     r = run_command_line(ls(b));
     EXPECT_EQ(lines(r.out), 3u) << r.out << r.err;
-    expect_schema_3(b);
+    expect_schema_4(b, run);
   }
   fs::remove_all(d);
 }
