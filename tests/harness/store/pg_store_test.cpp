@@ -236,6 +236,42 @@ TEST(PgStore, NewerSchemaIsRefused) {
   EXPECT_NE(r.err.find("schema version 99"), std::string::npos) << r.err;
 }
 
+// A server's store of schema 3 (each row's config_key and label in the row,
+// no configs table), made by taking schema 4 back, is migrated in place by
+// `store init` as the owner: every row keeps its configuration, and history
+// reads it by its key.
+TEST(PgStore, ASchema3StoreIsMigratedInPlaceKeepingEveryRowsConfiguration) {
+  REQUIRE_SERVER();
+  const std::string conn = fresh_db("schema3");
+  {
+    auto s = store::Store::open(store::resolve(conn), true);
+    for (int i = 0; i < 3; ++i)
+      ASSERT_TRUE(s->record(flopwatt::testing::variant("m" + std::to_string(i), "2026-05-0" + std::to_string(i + 1) + "T00:00:00Z"), {}));
+  }
+  auto db = store::open_postgres(conn);
+  const std::string by_row =
+      "SELECT string_agg(c.config_key || '/' || c.label, ',' ORDER BY m.run_id, m.idx) FROM measurements m JOIN "
+      "configs c ON c.config_id = m.config_id";
+  const auto want = db->query(by_row).at(0).at(0);
+  ASSERT_TRUE(want);
+  db->exec("ALTER TABLE measurements ADD COLUMN config_key TEXT, ADD COLUMN label TEXT; UPDATE measurements m SET "
+           "config_key = c.config_key, label = c.label FROM configs c WHERE c.config_id = m.config_id; ALTER TABLE "
+           "measurements DROP COLUMN config_id; DROP TABLE configs; UPDATE schema_version SET version = 3");
+  auto r = run_command_line(kBin + " store ls --store '" + conn + "'");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("older schema (version 3)"), std::string::npos) << r.err;
+  r = run_command_line(kBin + " store init --store '" + conn + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("schema version 4"), std::string::npos) << r.out;
+  EXPECT_EQ(db->query(by_row).at(0).at(0), want);
+  EXPECT_EQ(count(*db, "SELECT COUNT(*) FROM information_schema.columns WHERE table_name = 'measurements' AND "
+                       "column_name IN ('config_key', 'label')"),
+            0);
+  r = run_command_line(kBin + " history median_s --format csv --store '" + conn + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("m2"), std::string::npos) << r.out;
+}
+
 TEST(PgStore, SamplesAreStoredOnlyWithStoreSamples) {
   REQUIRE_SERVER();
   const std::string conn = fresh_db("samples");
