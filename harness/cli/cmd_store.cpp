@@ -19,6 +19,8 @@
 #include "harness/output/headline_view.h"
 #include "harness/output/json_text.h"
 #include "harness/output/text.h"
+#include "harness/run/session.h"
+#include "harness/run/timing.h"
 #include "harness/store/run_doc.h"
 #include "harness/store/store.h"
 #include "workloads/error.h"
@@ -94,6 +96,9 @@ PreparedUnit prepare_unit(const std::string& unit, const std::unordered_set<std:
 }
 
 int do_import(const StoreArgs& a) {
+  // Ctrl-C then ends the import between runs with what it recorded committed,
+  // instead of rolling back the batch in flight.
+  install_interrupt_handler();
   auto s = open_store(a, true);
   std::size_t present = 0, refused = 0;
   auto refuse = [&refused](const std::string& what, const std::string& why) {
@@ -116,10 +121,16 @@ int do_import(const StoreArgs& a) {
   // Parsing and packing is most of an import's CPU: it runs on every core,
   // and the store is written in the units' order on this thread.
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  ordered_parallel<PreparedUnit>(
-      units.size(), threads, 4 * std::size_t{threads}, [&](std::size_t i) { return prepare_unit(units[i], known); },
-      [&](std::size_t i, PreparedUnit p) {
-        try {
+  struct Interrupted {};
+  std::size_t done = 0;
+  try {
+    ordered_parallel<PreparedUnit>(
+        units.size(), threads, 4 * std::size_t{threads}, [&](std::size_t i) { return prepare_unit(units[i], known); },
+        [&](std::size_t i, PreparedUnit p) {
+          // Ctrl-C stops between runs: what is recorded is committed below.
+          if (g_interrupted.load()) throw Interrupted{};
+          done = i + 1;
+          try {
           if (p.error) throw *p.error;
           if (p.by_load_runs) {
             for (const auto& lr : load_runs(units[i]))
@@ -129,10 +140,18 @@ int do_import(const StoreArgs& a) {
           } else {
             record(*p.run, p.file, p.packed.empty() ? nullptr : &p.packed);
           }
-        } catch (const InputError& e) {
-          refuse(e.where(), e.problem() + (e.fix().empty() ? "" : "; fix: " + e.fix()));
-        }
-      });
+          } catch (const InputError& e) {
+            refuse(e.where(), e.problem() + (e.fix().empty() ? "" : "; fix: " + e.fix()));
+          }
+        });
+  } catch (const Interrupted&) {
+    batch.finish();
+    fmt::print(stderr,
+               "flopwatt: store import: interrupted after {} of {} run dir(s); {} run(s) stored stay; fix: run the same "
+               "command again: the runs already there are skipped\n",
+               done, units.size(), batch.stored());
+    return 130;
+  }
   batch.finish();
   fmt::print("imported {} run(s) into {}; {} already there{}\n", batch.stored(), store::masked(s->target().spec),
              present, refused ? fmt::format("; {} refused (each named above)", refused) : "");
@@ -244,6 +263,7 @@ int do_init(const StoreArgs& a) {
 }
 
 int do_push(const StoreArgs& a) {
+  install_interrupt_handler();  // as in do_import
   auto local = open_store(a, false);
   const store::Target rt = store::resolve(a.url, "URL");
   auto remote = store::Store::open(rt, true);
@@ -258,6 +278,14 @@ int do_push(const StoreArgs& a) {
   try {
     for (const auto& id : ids) {
       if (there.count(id)) continue;
+      if (g_interrupted.load()) {  // Ctrl-C stops between runs; what was sent is committed
+        batch.finish();
+        fmt::print(stderr,
+                   "flopwatt: store push {}: interrupted after {} of {} run(s); fix: run `flopwatt store push` again "
+                   "to send the rest\n",
+                   store::masked(rt.spec), batch.stored(), todo);
+        return 130;
+      }
       const Run run = run_from_json(nlohmann::json::parse(*local->run_json(id)));
       batch.record(run, local->tags(id), local->samples(id));
     }

@@ -2,14 +2,17 @@
 // recorded, two writers at once, files that are not ours left untouched,
 // import idempotent, awkward tags, compare and history.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -886,5 +889,57 @@ TEST(Store, ShowAsCsvIsPureCsvAndMarkdownNamesTags) {
   r = run_command_line(kBin + " store show latest --store " + store.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("tags: nightly\n", 0), 0u) << r.out;
+  fs::remove_all(d);
+}
+
+// Ctrl-C during a long import ends it between runs (exit 130) with every run
+// it recorded committed; the same command again imports the rest and counts
+// those as already there. It used to go on to the end.
+TEST(Store, AnInterruptedImportKeepsWhatItStoredAndTheSameCommandFinishesIt) {
+  const fs::path d = temp_dir("store", "interrupted_import");
+  const fs::path store = d / "s.sqlite3", runs = d / "runs";
+  write_run_dir(variant("import-seed-run", "2026-06-01T00:00:00Z"), d / "seed");
+  const std::string text = slurp(d / "seed" / "run.json");
+  constexpr int kRuns = 1000;
+  for (int i = 0; i < kRuns; ++i) {
+    std::string t = text;
+    for (auto at = t.find("import-seed-run"); at != std::string::npos; at = t.find("import-seed-run", at + 1))
+      t.replace(at, 15, fmt::format("import-{:08d}", i));
+    fs::create_directories(runs / fmt::format("r{:05d}", i));
+    std::ofstream(runs / fmt::format("r{:05d}", i) / "run.json") << t;
+  }
+  auto stored = [&store]() -> long {
+    try {
+      auto db = flopwatt::store::open_sqlite(store.string(), false, true);
+      return std::atol(db->query("SELECT COUNT(*) FROM runs").at(0).at(0)->c_str());
+    } catch (const std::exception&) {
+      return 0;  // not made yet, or its schema not yet committed
+    }
+  };
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    freopen("/dev/null", "w", stdout);
+    freopen((d / "err.txt").c_str(), "w", stderr);
+    execl(FLOPWATT_BINARY, FLOPWATT_BINARY, "store", "import", runs.c_str(), "--store", store.c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  // Interrupted once a batch is committed, well before the end.
+  for (int i = 0; i < 3000 && stored() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  kill(pid, SIGINT);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st)) << "killed by signal " << (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+  const std::string err = slurp(d / "err.txt");
+  EXPECT_EQ(WEXITSTATUS(st), 130) << err;
+  EXPECT_NE(err.find("interrupted after"), std::string::npos) << err;
+  const long kept = stored();
+  EXPECT_GT(kept, 0);
+  EXPECT_LT(kept, kRuns) << "the import ran to its end";
+  const auto r = run_command_line(kBin + " store import " + runs.string() + " --store " + store.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(fmt::format("imported {} run(s)", kRuns - kept)), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(fmt::format("{} already there", kept)), std::string::npos) << r.out;
+  EXPECT_EQ(stored(), kRuns);
   fs::remove_all(d);
 }
