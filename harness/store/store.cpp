@@ -616,6 +616,117 @@ void Batch::finish() {
   s_.batching_ = false;
 }
 
+// The machines row a run's context names: its id is the hash of what
+// identifies the machine, so every run of one machine finds the same row.
+struct MachineRow {
+  std::string id;
+  Value label, hostname, cpu, cores, memory_bytes, kernel, arch, npu_device, npu_firmware;
+};
+
+namespace {
+
+MachineRow machine_of(const nlohmann::json& c) {
+  MachineRow m;
+  m.hostname = opt_text(c, "hostname");
+  m.cpu = opt_text(c, "cpu");
+  m.cores = opt_text(c, "online_cpus");
+  m.arch = opt_text(c, "arch");
+  m.label = opt_text(c, "machine_label");
+  m.memory_bytes = opt_text(c, "memory_bytes");
+  m.kernel = opt_text(c, "kernel");
+  m.id = fnv_hex(m.hostname.value_or("") + "|" + m.cpu.value_or("") + "|" + m.cores.value_or("") + "|" +
+                 m.arch.value_or("") + "|" + m.label.value_or(""));
+  std::tie(m.npu_device, m.npu_firmware) = npu_of(c);
+  return m;
+}
+
+// The runs.supply summary: the state at the start, how often it changed, the state at the end.
+std::string supply_of(const nlohmann::json& c) {
+  const nlohmann::json supply = {
+      {"ac_online", c.value("ac_online", nlohmann::json(nullptr))},
+      {"battery_percent", c.value("battery_percent", nlohmann::json(nullptr))},
+      {"changes", c.contains("supply_changes") ? c["supply_changes"].size() : 0},
+      {"ac_online_end", c.contains("supply_end") && c["supply_end"].is_object()
+                            ? c["supply_end"].value("ac_online", nlohmann::json(nullptr))
+                            : nlohmann::json(nullptr)}};
+  return supply.dump();
+}
+
+// A run's measurement and energy rows, column after column as the INSERTs in
+// Store::record name them, and the configurations they point at.
+struct RunRows {
+  std::vector<Value> measurements, energy;
+  std::map<std::string, std::pair<std::string, std::string>> configs;  // config_id -> key, label
+};
+RunRows rows_of(const Run& run) {
+  RunRows r;
+  for (std::size_t i = 0; i < run.measurements.size(); ++i) {
+    const Measurement& m = run.measurements[i];
+    const std::string idx = std::to_string(i);
+    const RowHeadline h = row_headline(run, m);
+    const std::string key = config_key(m), id = config_id_of(key);
+    r.configs.emplace(id, std::make_pair(key, config_label(m)));
+    r.measurements.insert(
+        r.measurements.end(),
+        {run.run_id, idx, id, m.workload, m.op, m.pass, num(m.layer), m.backend, m.dtype,
+         m.shape ? num(double(m.shape->M)) : Value{}, m.shape ? num(double(m.shape->N)) : Value{},
+         m.shape ? num(double(m.shape->K)) : Value{}, m.layout, num(m.threads), m.simulated ? "1" : "0", m.skipped,
+         std::to_string(m.reps), num(m.time_s.median), num(m.flop), num(m.flop_per_s), h.energy_j, h.flop_per_j,
+         Value{}, h.source});  // rep_times_s: in the run's document only
+    for (const auto& [src, e] : m.energy)
+      r.energy.insert(r.energy.end(),
+                      {run.run_id, idx, src, m.window_ns ? Value{std::to_string((*m.window_ns)[0])} : Value{},
+                       m.window_ns ? Value{std::to_string((*m.window_ns)[1])} : Value{}, num(e.j), numd(e.net_j),
+                       num(e.avg_power_w), numd(e.flop_per_j), numd(e.flop_per_j_net), e.confidence});
+  }
+  return r;
+}
+
+// Many rows per statement: a run's samples run to thousands, and each
+// statement is a round trip to a server.
+void insert_samples(Db& db, const std::string& run_id, const std::vector<SampleRow>& samples) {
+  constexpr std::size_t kRowsPerInsert = 100;
+  for (std::size_t b = 0; b < samples.size(); b += kRowsPerInsert) {
+    const std::size_t e = std::min(samples.size(), b + kRowsPerInsert);
+    std::string sql = "INSERT INTO samples (run_id, source_id, t_ns, value, unit) VALUES ";
+    std::vector<Value> params{run_id};
+    for (std::size_t i = b; i < e; ++i) {
+      const std::size_t p = params.size();
+      sql += fmt::format("{}($1, ${}, ${}, ${}, ${})", i > b ? ", " : "", p + 1, p + 2, p + 3, p + 4);
+      params.insert(params.end(), {samples[i].source_id, samples[i].t_ns, samples[i].value, samples[i].unit});
+    }
+    db.query(sql, params);
+  }
+}
+
+}  // namespace
+
+void Store::record_machine(const MachineRow& m) {
+  db_->query(
+      "INSERT INTO machines (machine_id, label, hostname, cpu, cores, memory_bytes, kernel, arch, npu_device, "
+      "npu_firmware) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (machine_id) DO NOTHING",
+      {m.id, m.label, m.hostname, m.cpu, m.cores, m.memory_bytes, m.kernel, m.arch, m.npu_device, m.npu_firmware});
+  // A machine first recorded by a run without the NPU learns it from a later
+  // run that used it. Read first and updated only when something is missing:
+  // an update on every run would make concurrent writers of one machine wait
+  // for each other.
+  if (!m.npu_device) return;
+  const auto have = db_->query("SELECT npu_device, npu_firmware FROM machines WHERE machine_id = $1", {m.id});
+  if (have.empty() || (have[0][0] && (have[0][1] || !m.npu_firmware))) return;
+  // Under a savepoint: a writer role granted only INSERT and SELECT (an
+  // older README's advice) still records the run, without the fill.
+  db_->exec("SAVEPOINT npu");
+  try {
+    db_->query("UPDATE machines SET npu_device = COALESCE(npu_device, $2), npu_firmware = COALESCE(npu_firmware, $3) "
+               "WHERE machine_id = $1",
+               {m.id, m.npu_device, m.npu_firmware});
+  } catch (const DbError& e) {
+    if (e.lost()) throw;
+    db_->exec("ROLLBACK TO SAVEPOINT npu");
+  }
+  db_->exec("RELEASE SAVEPOINT npu");
+}
+
 bool Store::record(const Run& run, const std::vector<std::string>& tags, const std::vector<SampleRow>& samples,
                    const std::string* packed) {
   // The run id is the key: a run without one would be stored as '' and every later one dropped as "already there".
@@ -623,107 +734,39 @@ bool Store::record(const Run& run, const std::vector<std::string>& tags, const s
     throw InputError("run.json", "has no run_id (or an empty one), the key the store records a run by",
                      "record runs written by flopwatt; a run.json edited by hand needs its run_id back");
   const nlohmann::json& c = run.context;
-  const Value hostname = opt_text(c, "hostname"), cpu = opt_text(c, "cpu"), cores = opt_text(c, "online_cpus"),
-              arch = opt_text(c, "arch"), label = opt_text(c, "machine_label");
-  const std::string machine_id =
-      fnv_hex(hostname.value_or("") + "|" + cpu.value_or("") + "|" + cores.value_or("") + "|" + arch.value_or("") +
-              "|" + label.value_or(""));
-  nlohmann::json supply = {{"ac_online", c.value("ac_online", nlohmann::json(nullptr))},
-                           {"battery_percent", c.value("battery_percent", nlohmann::json(nullptr))},
-                           {"changes", c.contains("supply_changes") ? c["supply_changes"].size() : 0},
-                           {"ac_online_end", c.contains("supply_end") && c["supply_end"].is_object()
-                                                 ? c["supply_end"].value("ac_online", nlohmann::json(nullptr))
-                                                 : nlohmann::json(nullptr)}};
+  const MachineRow machine = machine_of(c);
   std::vector<std::string> all_tags = tags;
   if (auto it = c.find("tags"); it != c.end() && it->is_array())
     for (const auto& t : *it)
       if (t.is_string()) all_tags.push_back(t.get<std::string>());
-  const auto [npu_device, npu_firmware] = npu_of(c);
   return transaction([&] {
-    db_->query(
-        "INSERT INTO machines (machine_id, label, hostname, cpu, cores, memory_bytes, kernel, arch, npu_device, "
-        "npu_firmware) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (machine_id) DO NOTHING",
-        {machine_id, label, hostname, cpu, cores, opt_text(c, "memory_bytes"), opt_text(c, "kernel"), arch, npu_device,
-         npu_firmware});
-    // A machine first recorded by a run without the NPU learns it from a later
-    // run that used it. Read first and updated only when something is missing:
-    // an update on every run would make concurrent writers of one machine wait
-    // for each other.
-    if (npu_device) {
-      const auto have = db_->query("SELECT npu_device, npu_firmware FROM machines WHERE machine_id = $1", {machine_id});
-      if (!have.empty() && (!have[0][0] || (!have[0][1] && npu_firmware))) {
-        // Under a savepoint: a writer role granted only INSERT and SELECT (an
-        // older README's advice) still records the run, without the fill.
-        db_->exec("SAVEPOINT npu");
-        try {
-          db_->query("UPDATE machines SET npu_device = COALESCE(npu_device, $2), npu_firmware = COALESCE(npu_firmware, "
-                     "$3) WHERE machine_id = $1",
-                     {machine_id, npu_device, npu_firmware});
-        } catch (const DbError& e) {
-          if (e.lost()) throw;
-          db_->exec("ROLLBACK TO SAVEPOINT npu");
-        }
-        db_->exec("RELEASE SAVEPOINT npu");
-      }
-    }
+    record_machine(machine);
     const auto inserted = db_->query(
         "INSERT INTO runs (run_id, machine_id, started_utc, ended_utc, complete, command, command_line, "
         "flopwatt_version, git_revision, headline_source, supply, recorded_utc, run_json, run_doc) VALUES ($1, $2, $3, "
         "$4, $5, $6, $7, $8, $9, $10, $11, $12, '', " + doc_placeholder(*db_, 13) +
             ") ON CONFLICT (run_id) DO NOTHING RETURNING run_id",
-        {run.run_id, machine_id, opt_text(c, "started_utc"), opt_text(c, "ended_utc"), run.complete ? "1" : "0",
+        {run.run_id, machine.id, opt_text(c, "started_utc"), opt_text(c, "ended_utc"), run.complete ? "1" : "0",
          opt_text(c, "command"), opt_text(c, "command_line"), run.flopwatt_version, opt_text(c, "flopwatt_git_revision"),
-         run_headline(run).json_value(), supply.dump(), utc_now(),
+         run_headline(run).json_value(), supply_of(c), utc_now(),
          packed ? packed_param(*db_, *packed) : doc_param(*db_, to_json(run).dump())});
     if (inserted.empty()) return false;  // already recorded: nothing else changes
     for (const auto& t : all_tags)
       db_->query("INSERT INTO run_tags (run_id, tag) VALUES ($1, $2) ON CONFLICT (run_id, tag) DO NOTHING",
                  {run.run_id, clean_text(t)});
     // Many rows per statement: each statement is a round trip to a server.
-    std::vector<Value> rows, energy;
-    std::map<std::string, std::pair<std::string, std::string>> configs;  // id -> key, label
-    for (std::size_t i = 0; i < run.measurements.size(); ++i) {
-      const Measurement& m = run.measurements[i];
-      const std::string idx = std::to_string(i);
-      const RowHeadline h = row_headline(run, m);
-      const std::string key = config_key(m), id = config_id_of(key);
-      configs.emplace(id, std::make_pair(key, config_label(m)));
-      rows.insert(rows.end(),
-                  {run.run_id, idx, id, m.workload, m.op, m.pass, num(m.layer), m.backend,
-                   m.dtype, m.shape ? num(double(m.shape->M)) : Value{}, m.shape ? num(double(m.shape->N)) : Value{},
-                   m.shape ? num(double(m.shape->K)) : Value{}, m.layout, num(m.threads), m.simulated ? "1" : "0",
-                   m.skipped, std::to_string(m.reps), num(m.time_s.median), num(m.flop), num(m.flop_per_s), h.energy_j,
-                   h.flop_per_j, Value{}, h.source});  // rep_times_s: in the run's document only
-      for (const auto& [src, e] : m.energy)
-        energy.insert(energy.end(), {run.run_id, idx, src, m.window_ns ? Value{std::to_string((*m.window_ns)[0])} : Value{},
-                                     m.window_ns ? Value{std::to_string((*m.window_ns)[1])} : Value{}, num(e.j),
-                                     numd(e.net_j), num(e.avg_power_w), numd(e.flop_per_j), numd(e.flop_per_j_net),
-                                     e.confidence});
-    }
-    record_configs(configs);
+    const RunRows rows = rows_of(run);
+    record_configs(rows.configs);
     insert_many(*db_,
                 "INSERT INTO measurements (run_id, idx, config_id, workload, op, pass, layer, backend, dtype, m, n, k, "
                 "layout, threads, simulated, skipped, reps, median_s, flop, flop_per_s, energy_j, flop_per_j, "
                 "rep_times_s, headline_source) VALUES ",
-                24, rows);
+                24, rows.measurements);
     insert_many(*db_,
                 "INSERT INTO energy (run_id, idx, source_id, window_t0_ns, window_t1_ns, j, net_j, avg_power_w, "
                 "flop_per_j, flop_per_j_net, confidence) VALUES ",
-                11, energy);
-    // Many rows per statement: a run's samples run to thousands, and each
-    // statement is a round trip to a server.
-    constexpr std::size_t kRowsPerInsert = 100;
-    for (std::size_t b = 0; b < samples.size(); b += kRowsPerInsert) {
-      const std::size_t e = std::min(samples.size(), b + kRowsPerInsert);
-      std::string sql = "INSERT INTO samples (run_id, source_id, t_ns, value, unit) VALUES ";
-      std::vector<Value> params{run.run_id};
-      for (std::size_t i = b; i < e; ++i) {
-        const std::size_t p = params.size();
-        sql += fmt::format("{}($1, ${}, ${}, ${}, ${})", i > b ? ", " : "", p + 1, p + 2, p + 3, p + 4);
-        params.insert(params.end(), {samples[i].source_id, samples[i].t_ns, samples[i].value, samples[i].unit});
-      }
-      db_->query(sql, params);
-    }
+                11, rows.energy);
+    insert_samples(*db_, run.run_id, samples);
     return true;
   });
 }

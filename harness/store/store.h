@@ -22,6 +22,8 @@ inline constexpr int kSchemaVersion = 4;
 // PRAGMA application_id of a flopwatt SQLite store ("FWst"): tells it from any other SQLite file.
 inline constexpr int kApplicationId = 0x46577374;
 
+struct MachineRow;  // store.cpp: what Store::record writes of a run's machine
+
 // Where a store lives, and how it was chosen (for messages).
 struct Target {
   std::string spec;  // a file path, or a PostgreSQL URI / libpq connection string
@@ -141,6 +143,8 @@ class Store {
   friend class Batch;
   void commit_batch();
   void abandon_batch();
+  // The run's machine into machines, filling a known machine's NPU.
+  void record_machine(const MachineRow& m);
   // A run's configurations (config_id -> key, label) into configs.
   void record_configs(const std::map<std::string, std::pair<std::string, std::string>>& configs);
   Target target_;
