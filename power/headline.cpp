@@ -1,9 +1,9 @@
 #include "power/headline.h"
 
 #include "power/aliases.h"
+#include "power/number_text.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <tuple>
 
 namespace flopwatt::power {
@@ -43,11 +43,7 @@ bool domain_measures(const std::string& domain, DeviceClass device) {
 
 namespace {
 
-std::string watts(double w) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3g W", w);
-  return b;
-}
+std::string watts(double w) { return text(g3(w), " W"); }
 
 bool whole_or_package(const std::string& domain) {
   return domain == "wall" || domain == "psys" || domain == "package" || domain == "battery";
@@ -94,12 +90,10 @@ Usability figure_usability(const HeadlineCandidate& c) {
     // A GPU is held to the NPU's bound: accelerators at low precision reach
     // about a TFLOP/J, an order of magnitude below it.
     const double bound = c.device == DeviceClass::Cpu ? kMaxFlopPerJCpu : kMaxFlopPerJNpu;
-    if (*c.flop_per_j > bound) {
-      char b[160];
-      std::snprintf(b, sizeof b, "%.3g FLOP/J is past the %.0e FLOP/J no %s reaches: a unit or counter error",
-                    *c.flop_per_j, bound, c.device == DeviceClass::Npu ? "NPU" : c.device == DeviceClass::Gpu ? "GPU" : "CPU");
-      return no(b);
-    }
+    if (*c.flop_per_j > bound)
+      return no(text(g3(*c.flop_per_j), " FLOP/J is past the ", e0(bound), " FLOP/J no ",
+                     c.device == DeviceClass::Npu ? "NPU" : c.device == DeviceClass::Gpu ? "GPU" : "CPU",
+                     " reaches: a unit or counter error"));
   }
   return {};
 }

@@ -1,8 +1,9 @@
 #include "power/window_energy.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
+
+#include "power/number_text.h"
 
 namespace flopwatt::power {
 
@@ -13,15 +14,14 @@ std::size_t first_at_or_after(const std::vector<Sample>& s, std::int64_t t) {
                      s.begin());
 }
 
-void add_reason(WindowEnergy& w, const std::string& r) {
+// Written straight into why_low, with room for the longest reason and the
+// refusal judge_window may put in front of it, so the text grows in place: a
+// short window gets a reason from nearly every source, each time it is judged.
+template <class... Parts>
+void add_reason(WindowEnergy& w, const Parts&... parts) {
   w.low_confidence = true;
-  w.why_low += (w.why_low.empty() ? "" : "; ") + r;
-}
-
-std::string fmt(const char* f, double a, double b = 0, double c = 0) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, f, a, b, c);
-  return buf;
+  w.why_low.reserve(w.why_low.size() + 256);
+  append_text(w.why_low, w.why_low.empty() ? "" : "; ", parts...);
 }
 
 }  // namespace
@@ -94,9 +94,9 @@ WindowEnergy integrate_window(const std::vector<Sample>& s, Kind kind, std::int6
   const double tail_s = std::max(0.0, span(t1, s.back().t_ns) * 1e-9);
   if (covered_s <= 0 || head_s + tail_s > max_uncovered_s(rules)) {
     w.gap = true;
-    add_reason(w, fmt("samples cover %.3g s of the %.3g s window", covered_s, dur) +
-                      fmt(" (%.3g s uncovered > 2 x %.3g s between samples): no energy figure", head_s + tail_s,
-                          std::max(rules.expected_spacing_s, rules.update_interval_s)));
+    add_reason(w, "samples cover ", g3(covered_s), " s of the ", g3(dur), " s window (", g3(head_s + tail_s),
+               " s uncovered > 2 x ", g3(std::max(rules.expected_spacing_s, rules.update_interval_s)),
+               " s between samples): no energy figure");
     return w;
   }
   // An uncovered edge within the rule is shorter than the source's own sample
@@ -106,8 +106,8 @@ WindowEnergy integrate_window(const std::vector<Sample>& s, Kind kind, std::int6
   w.avg_power_w = w.j / dur;
 
   if (dur < min_trusted_window_s(rules.update_interval_s))
-    add_reason(w, fmt("window %.3g s < %.0f x %.3g s update interval", dur, kMinUpdateIntervals,
-                      rules.update_interval_s));
+    add_reason(w, "window ", g3(dur), " s < ", f0(kMinUpdateIntervals), " x ", g3(rules.update_interval_s),
+               " s update interval");
 
   // The longest stretch between samples that the result depends on. A gauge
   // depends on every sample inside the window; a counter integrates in
@@ -123,11 +123,11 @@ WindowEnergy integrate_window(const std::vector<Sample>& s, Kind kind, std::int6
   }
   gap = std::max(gap, (head_s + tail_s) * 1e9);
   if (rules.expected_spacing_s > 0 && double(gap) * 1e-9 > 2 * rules.expected_spacing_s)
-    add_reason(w, fmt("sampling gap %.0f ms > 2 x %.0f ms", double(gap) * 1e-6, rules.expected_spacing_s * 1e3));
+    add_reason(w, "sampling gap ", f0(double(gap) * 1e-6), " ms > 2 x ", f0(rules.expected_spacing_s * 1e3), " ms");
 
   const double v0 = value_at(s, t0), v1 = value_at(s, t1);
   if (kind == Kind::Counter && v1 == v0 && inside >= 2 && dur > min_trusted_window_s(rules.update_interval_s))
-    add_reason(w, fmt("counter did not change over the %.3g s window (stopped updating?)", dur));
+    add_reason(w, "counter did not change over the ", g3(dur), " s window (stopped updating?)");
   return w;
 }
 
