@@ -126,16 +126,21 @@ HeadlineChoice choose_headline(const std::vector<HeadlineCandidate>& cands, cons
     return nullptr;
   };
 
+  out.usability.reserve(cands.size());
+  for (const auto& c : cands) out.usability.push_back(figure_usability(c));
   std::vector<const HeadlineCandidate*> ok;
-  std::vector<std::string> passed;
-  for (const auto& c : cands) {
+  ok.reserve(cands.size());
+  std::string passed;  // "id: why; id: why", built in place: every window judged writes it
+  auto pass = [&](const auto&... parts) { append_text(passed, passed.empty() ? "" : "; ", parts...); };
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    const HeadlineCandidate& c = cands[i];
     if (!only_domain.empty() && c.domain != only_domain) continue;
-    if (const Usability u = figure_usability(c); !u.usable) {
-      passed.push_back(c.id + ": " + u.why);
+    if (const Usability& u = out.usability[i]; !u.usable) {
+      pass(c.id, ": ", u.why);
       continue;
     }
     if (const auto* s = part_of(c)) {
-      passed.push_back(c.id + ": part of " + s->id);
+      pass(c.id, ": part of ", s->id);
       continue;
     }
     ok.push_back(&c);
@@ -146,17 +151,13 @@ HeadlineChoice choose_headline(const std::vector<HeadlineCandidate>& cands, cons
     // energy_now-delta estimate (coarser: whole uWh steps every few seconds);
     // then the id, so the choice is stable.
     const int battery_view = c->id.rfind("battery-energy:", 0) == 0 ? 1 : 0;
-    return std::make_tuple(c->low_confidence, tier(c->domain), !c->summed, rapl_view_rank(c->id), battery_view, c->id);
+    return std::tuple<bool, int, bool, int, int, const std::string&>(c->low_confidence, tier(c->domain), !c->summed,
+                                                                     rapl_view_rank(c->id), battery_view, c->id);
   };
   std::sort(ok.begin(), ok.end(), [&](auto* a, auto* b) { return key(a) < key(b); });
 
-  auto join_passed = [&] {
-    std::string s;
-    for (const auto& p : passed) s += (s.empty() ? "" : "; ") + p;
-    return s;
-  };
   if (ok.empty()) {
-    out.why = passed.empty() ? "no source" : "no source qualifies: " + join_passed();
+    out.why = passed.empty() ? "no source" : "no source qualifies: " + passed;
     return out;
   }
   const HeadlineCandidate& best = *ok.front();
@@ -170,8 +171,8 @@ HeadlineChoice choose_headline(const std::vector<HeadlineCandidate>& cands, cons
   // Wider sources that lost only on confidence belong in the explanation too.
   for (const auto* c : ok)
     if (c != &best && c->low_confidence && !best.low_confidence && tier(c->domain) < tier(best.domain))
-      passed.push_back(c->id + ": low confidence" + (c->why_low.empty() ? "" : " (" + c->why_low + ")"));
-  if (!passed.empty()) out.why += "; passed over: " + join_passed();
+      c->why_low.empty() ? pass(c->id, ": low confidence") : pass(c->id, ": low confidence (", c->why_low, ")");
+  if (!passed.empty()) append_text(out.why, "; passed over: ", passed);
   return out;
 }
 

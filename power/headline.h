@@ -82,6 +82,10 @@ struct HeadlineChoice {
   bool low_confidence = false;           // true when no adequate candidate existed
   std::string rule;                      // the rule in words, for run.json
   std::string why;                       // why this source, and why the wider ones were passed over
+  // figure_usability of every candidate, in the candidates' order (also those
+  // outside only_domain): a caller that refuses the unusable figures
+  // (judge_window) takes it from here rather than judging each figure again.
+  std::vector<Usability> usability;
 };
 
 // Pure: same input, same answer. `only_domain` (from --headline-domain)

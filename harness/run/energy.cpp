@@ -132,12 +132,16 @@ void judge_window(Measurement& m, const EnergyMeter& meter, const power::SupplyT
     track = &polled;
   }
   const power::Supply supply = track->supply_over(t0, t1);
+  const power::DeviceClass device = power::device_class_of_backend(m.backend);
   std::vector<power::HeadlineCandidate> cands;
+  std::vector<EnergyFigures*> figures;  // each candidate's
+  cands.reserve(meter.status().size());
+  figures.reserve(meter.status().size());
   for (const auto& s : meter.status()) {
     auto it = m.energy.find(s.id);
     if (!s.available || it == m.energy.end()) continue;
     EnergyFigures& f = it->second;
-    power::HeadlineCandidate h;
+    power::HeadlineCandidate& h = cands.emplace_back();
     h.id = s.id;
     h.domain = s.domain;
     h.parts = s.sum_of;
@@ -147,21 +151,28 @@ void judge_window(Measurement& m, const EnergyMeter& meter, const power::SupplyT
     h.has_energy = !f.gap;
     h.avg_power_w = f.avg_power_w;
     h.flop_per_j = f.flop_per_j;
-    h.device = power::device_class_of_backend(m.backend);
-    if (const power::Usability u = power::figure_usability(h); !u.usable && f.why_low.find(u.why) == std::string::npos) {
+    h.device = device;
+    // A figure refused below never enters the choice, so its confidence as
+    // the choice sees it is the one before the refusal. Its reason is lent
+    // to the candidate and given back after the choice.
+    h.low_confidence = f.confidence == "low";
+    h.why_low = std::move(f.why_low);
+    figures.push_back(&f);
+  }
+  power::HeadlineChoice c = power::choose_headline(cands, meter.headline_domain());
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    EnergyFigures& f = *figures[i];
+    f.why_low = std::move(cands[i].why_low);
+    if (const power::Usability& u = c.usability[i]; !u.usable && f.why_low.find(u.why) == std::string::npos) {
       f.flop_per_j.reset();
       f.net_j.reset();
       f.flop_per_j_net.reset();
       f.confidence = "low";
-      f.why_low = f.why_low.empty() ? u.why : u.why + "; " + f.why_low;
+      f.why_low.insert(0, f.why_low.empty() ? "" : "; ").insert(0, u.why);
     }
-    h.low_confidence = f.confidence == "low";
-    h.why_low = f.why_low;
-    cands.push_back(std::move(h));
   }
-  const power::HeadlineChoice c = power::choose_headline(cands, meter.headline_domain());
-  m.headline_source = c.source;
-  m.headline_why = c.why;
+  m.headline_source = std::move(c.source);
+  m.headline_why = std::move(c.why);
 }
 
 bool EnergyMeter::active() const { return impl_->sampler != nullptr; }
