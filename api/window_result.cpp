@@ -41,26 +41,27 @@ WindowResult window_result(EnergyMeter& energy, power::SupplyMonitor* supply,
       r.supply = power::to_string(s);
     }
   }
-  for (const auto& [id, f] : m.energy) {
-    SourceFigure s;
+  if (r.headline = std::move(m.headline_source); r.headline) {
+    const EnergyFigures& f = m.energy.at(*r.headline);
+    r.energy_j = f.j;
+    r.avg_power_w = f.avg_power_w;
+    r.flop_per_j = f.flop_per_j;
+  }
+  r.headline_why = std::move(m.headline_why).value_or("");
+  r.sources.reserve(m.energy.size());
+  r.notes.reserve(r.notes.size() + m.energy.size());
+  // m is this window's own: its reasons move into the result.
+  for (auto& [id, f] : m.energy) {
+    SourceFigure& s = r.sources.emplace_back();
     s.id = id;
     if (auto it = domains.find(id); it != domains.end()) s.domain = it->second;
     s.energy_j = f.j;
     s.avg_power_w = f.avg_power_w;
     s.flop_per_j = f.flop_per_j;
     s.low_confidence = f.confidence == "low";
-    s.why_low = f.why_low;
+    s.why_low = std::move(f.why_low);
     s.gap = f.gap;
     if (f.gap) r.notes.push_back(id + " was gone for part of the window: no figure from it");
-    r.sources.push_back(std::move(s));
-  }
-  r.headline = m.headline_source;
-  r.headline_why = m.headline_why.value_or("");
-  if (r.headline) {
-    const EnergyFigures& f = m.energy.at(*r.headline);
-    r.energy_j = f.j;
-    r.avg_power_w = f.avg_power_w;
-    r.flop_per_j = f.flop_per_j;
   }
   return r;
 }

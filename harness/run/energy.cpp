@@ -28,6 +28,9 @@ struct EnergyMeter::Impl {
   std::optional<std::string> headline;  // expected_headline()
   bool running = false;
   power::SupplyMonitor* supply = nullptr;
+  // The sampler's sources' ids in its order: PowerSource::id() returns a
+  // copy, and every judged window names each source several times.
+  std::vector<std::string> source_ids;
 };
 
 namespace {
@@ -111,6 +114,7 @@ EnergyMeter::EnergyMeter(const PowerOptions& o) : impl_(std::make_unique<Impl>()
         choose_run_headline(disc.sources, impl_->status, impl_->opts.sysfs_root, o.headline_domain);
     impl_->headline = c.source;
   }
+  for (const auto& s : disc.sources) impl_->source_ids.push_back(s->id());
   if (!disc.sources.empty())
     impl_->sampler = std::make_unique<power::Sampler>(std::move(disc.sources), o.sample_period_s);
 }
@@ -310,19 +314,22 @@ std::map<std::string, EnergyFigures> EnergyMeter::window(std::int64_t t0, std::i
   std::map<std::string, EnergyFigures> out;
   if (!impl_->sampler || t1 <= t0) return out;
   const double dt = double(t1 - t0) * 1e-9;
-  for (const auto& s : impl_->sampler->sources()) {
-    const bool wait = s->id() == impl_->headline || (wait_all && worth_waiting(*s, dt));
-    const power::WindowEnergy w = impl_->sampler->energy(s->id(), t0, t1, wait);
+  const auto& sources = impl_->sampler->sources();
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    const power::PowerSource& s = *sources[i];
+    const std::string& id = impl_->source_ids[i];
+    const bool wait = id == impl_->headline || (wait_all && worth_waiting(s, dt));
+    power::WindowEnergy w = impl_->sampler->energy(id, t0, t1, wait);
     EnergyFigures f;
     f.j = w.j;
     f.avg_power_w = w.avg_power_w;
     f.gap = w.gap;
     if (w.j > 0 && flop > 0 && !w.gap) f.flop_per_j = flop / w.j;
-    if (auto it = impl_->idle.find(s->id()); net && it != impl_->idle.end())
+    if (auto it = impl_->idle.find(id); net && it != impl_->idle.end())
       apply_net(f, it->second, dt, flop, supply_name(t0, t1));
-    if (w.low_confidence) f.why_low = f.why_low.empty() ? w.why_low : w.why_low + "; " + f.why_low;
+    if (w.low_confidence) f.why_low = f.why_low.empty() ? std::move(w.why_low) : w.why_low + "; " + f.why_low;
     f.confidence = f.why_low.empty() ? "ok" : "low";
-    out[s->id()] = f;
+    out.insert_or_assign(id, std::move(f));
   }
   return out;
 }
