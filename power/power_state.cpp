@@ -26,7 +26,32 @@ BatteryStatus parse_battery_status(const std::string& s) {
   return BatteryStatus::Unknown;
 }
 
-std::optional<PowerState> read_power_state(const std::string& root) {
+namespace {
+
+// How full a battery is: capacity, else energy_now / energy_full (or the
+// charge figures times the voltage).
+void read_charge(const std::string& dir, BatteryState& b) {
+  if (auto c = read_int(join_path(dir, "capacity"))) b.percent = double(*c);
+  auto en = read_int(join_path(dir, "energy_now"));
+  auto ef = read_int(join_path(dir, "energy_full"));
+  if (en && ef) {
+    b.energy_wh = double(*en) * 1e-6;
+    b.energy_full_wh = double(*ef) * 1e-6;
+  } else {
+    auto cn = read_int(join_path(dir, "charge_now"));
+    auto cf = read_int(join_path(dir, "charge_full"));
+    auto v = read_int(join_path(dir, "voltage_now"));
+    if (!v) v = read_int(join_path(dir, "voltage_min_design"));
+    if (cn && cf && v) {
+      b.energy_wh = double(*cn) * double(*v) * 1e-12;
+      b.energy_full_wh = double(*cf) * double(*v) * 1e-12;
+    }
+  }
+  if (!b.percent && b.energy_wh && b.energy_full_wh && *b.energy_full_wh > 0)
+    b.percent = 100.0 * *b.energy_wh / *b.energy_full_wh;
+}
+
+std::optional<PowerState> read_state(const std::string& root, bool charge) {
   const std::string base = under_root(root, "/sys/class/power_supply");
   const auto names = list_dir(base);
   if (names.empty()) return std::nullopt;
@@ -49,24 +74,7 @@ std::optional<PowerState> read_power_state(const std::string& root) {
       BatteryState b;
       b.name = n;
       b.status = parse_battery_status(read_trimmed(join_path(dir, "status")).value_or(""));
-      if (auto c = read_int(join_path(dir, "capacity"))) b.percent = double(*c);
-      auto en = read_int(join_path(dir, "energy_now"));
-      auto ef = read_int(join_path(dir, "energy_full"));
-      if (en && ef) {
-        b.energy_wh = double(*en) * 1e-6;
-        b.energy_full_wh = double(*ef) * 1e-6;
-      } else {
-        auto cn = read_int(join_path(dir, "charge_now"));
-        auto cf = read_int(join_path(dir, "charge_full"));
-        auto v = read_int(join_path(dir, "voltage_now"));
-        if (!v) v = read_int(join_path(dir, "voltage_min_design"));
-        if (cn && cf && v) {
-          b.energy_wh = double(*cn) * double(*v) * 1e-12;
-          b.energy_full_wh = double(*cf) * double(*v) * 1e-12;
-        }
-      }
-      if (!b.percent && b.energy_wh && b.energy_full_wh && *b.energy_full_wh > 0)
-        b.percent = 100.0 * *b.energy_wh / *b.energy_full_wh;
+      if (charge) read_charge(dir, b);
       if (b.energy_wh && b.energy_full_wh) {
         now_wh += *b.energy_wh;
         full_wh += *b.energy_full_wh;
@@ -121,5 +129,11 @@ std::optional<PowerState> read_power_state(const std::string& root) {
   }
   return ps;
 }
+
+}  // namespace
+
+std::optional<PowerState> read_power_state(const std::string& root) { return read_state(root, true); }
+
+std::optional<PowerState> read_supply_state(const std::string& root) { return read_state(root, false); }
 
 }  // namespace flopwatt::power

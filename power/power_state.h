@@ -30,5 +30,10 @@ struct PowerState {
 // Reads <root>/sys/class/power_supply; nullopt when there is no supply at all
 // (a desktop or a virtual machine). Never throws.
 std::optional<PowerState> read_power_state(const std::string& root);
+// The same without the charge figures (percent, energy_wh, energy_full_wh,
+// battery_percent stay empty): adapters, mains or battery and each battery's
+// status, which is all a supply track keeps, in fewer reads. A Meter polls it
+// at windows' ends, and each read through ACPI costs milliseconds on a laptop.
+std::optional<PowerState> read_supply_state(const std::string& root);
 
 }  // namespace flopwatt::power

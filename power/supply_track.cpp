@@ -66,7 +66,7 @@ std::vector<SupplyChange> SupplyTrack::observe(const std::optional<PowerState>& 
 }
 
 std::vector<SupplyChange> SupplyTrack::poll(const std::string& root, std::int64_t t_ns) {
-  return observe(read_power_state(root), t_ns);
+  return observe(read_supply_state(root), t_ns);
 }
 
 bool SupplyTrack::changed_during(std::int64_t t0, std::int64_t t1) const {
@@ -117,7 +117,7 @@ SupplyMonitor::~SupplyMonitor() { stop(); }
 
 void SupplyMonitor::poll_now() {
   // Read outside the lock (it can take milliseconds); observe in time order under it.
-  auto ps = read_power_state(root_);
+  auto ps = read_supply_state(root_);
   std::lock_guard<std::mutex> g(mu_);
   track_.observe(ps, monotonic_ns());
 }
