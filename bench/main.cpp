@@ -136,7 +136,13 @@ void register_sampler_overhead(EnergyMeter& meter, const std::string& shape_spec
 //                integrals, the supply's track, the headline rule), the CPU a
 //                result costs when asked for after the loop;
 //   begin_end    begin + end, which also waits for the headline source's next
-//                sample past the window: latency after the window, not inside it.
+//                sample past the window: latency after the window, not inside it;
+//   result_cold  result 25 ms after the window's close, only the result timed:
+//                the judgement with the caches whatever ran meanwhile left,
+//                as end() judges right after its wait;
+//   wait_floor   a bare 10 ms sleep: what blocking and waking alone cost the
+//                calling thread on this machine, under begin_end's wait.
+// The last two sleep per iteration, so they run a fixed number of them.
 void register_meter_overhead(const PowerOptions& p) {
   auto options = [p](bool sources) {
     MeterOptions o;
@@ -148,7 +154,12 @@ void register_meter_overhead(const PowerOptions& p) {
   };
   // Each loop gets a fresh meter and one closed window.
   using Loop = void (*)(Meter&, benchmark::State&, const Meter::Closed&);
-  const std::pair<const char*, Loop> loops[] = {
+  struct Named {
+    const char* name;
+    Loop loop;
+    int iterations = 0;  // 0: Google Benchmark decides
+  };
+  const Named loops[] = {
       {"meter_begin_close",
        [](Meter& m, benchmark::State& st, const Meter::Closed&) {
          const std::string name = "step";
@@ -163,21 +174,39 @@ void register_meter_overhead(const PowerOptions& p) {
          const std::string name = "step";
          for (auto _ : st) benchmark::DoNotOptimize(m.end(m.begin(name)));
        }},
+      {"meter_result_cold",
+       [](Meter& m, benchmark::State& st, const Meter::Closed&) {
+         const std::string name = "step";
+         for (auto _ : st) {
+           st.PauseTiming();
+           const Meter::Closed c = m.close(m.begin(name));
+           std::this_thread::sleep_for(std::chrono::milliseconds(25));
+           st.ResumeTiming();
+           benchmark::DoNotOptimize(m.result(c));
+         }
+       },
+       100},
+      {"meter_wait_floor",
+       [](Meter&, benchmark::State& st, const Meter::Closed&) {
+         for (auto _ : st) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+       },
+       100},
   };
   for (const bool sources : {false, true})
-    for (const auto& [name, loop] : loops)
-      benchmark::RegisterBenchmark((std::string("overhead/") + name + (sources ? "/sources" : "/none")).c_str(),
-                                   [options, sources, p, loop = loop](benchmark::State& st) {
-                                     Meter meter(options(sources));
-                                     // A closed window whose end is covered past two sample
-                                     // periods, so judging it waits for nothing.
-                                     const Meter::Closed c = meter.close(meter.begin("step"), 1e9);
-                                     std::this_thread::sleep_for(
-                                         std::chrono::duration<double>(3 * p.sample_period_s + 0.05));
-                                     loop(meter, st, c);
-                                     st.counters["sources"] = meter.active() ? 1 : 0;
-                                   })
-          ->UseRealTime();
+    for (const auto& [name, loop, iterations] : loops) {
+      const std::string full = std::string("overhead/") + name + (sources ? "/sources" : "/none");
+      auto* b = benchmark::RegisterBenchmark(full.c_str(), [options, sources, p, loop = loop](benchmark::State& st) {
+        Meter meter(options(sources));
+        // A closed window whose end is covered past two sample
+        // periods, so judging it waits for nothing.
+        const Meter::Closed c = meter.close(meter.begin("step"), 1e9);
+        std::this_thread::sleep_for(std::chrono::duration<double>(3 * p.sample_period_s + 0.05));
+        loop(meter, st, c);
+        st.counters["sources"] = meter.active() ? 1 : 0;
+      });
+      b->UseRealTime();
+      if (iterations > 0) b->Iterations(iterations);
+    }
 }
 
 std::vector<Flag> bench_flags(BenchArgs& a) {
