@@ -23,7 +23,6 @@
 #include "harness/output/headline_view.h"
 #include "harness/output/text.h"
 #include "harness/store/conninfo.h"
-#include "harness/output/json_text.h"
 #include "harness/store/run_doc.h"
 #include "harness/store/schema.h"
 #include "workloads/error.h"
@@ -682,21 +681,12 @@ RunRows rows_of(const Run& run) {
   return r;
 }
 
-// Many rows per statement: a run's samples run to thousands, and each
-// statement is a round trip to a server.
+// A run's samples (thousands) through insert_many, a hundred rows a statement.
 void insert_samples(Db& db, const std::string& run_id, const std::vector<SampleRow>& samples) {
-  constexpr std::size_t kRowsPerInsert = 100;
-  for (std::size_t b = 0; b < samples.size(); b += kRowsPerInsert) {
-    const std::size_t e = std::min(samples.size(), b + kRowsPerInsert);
-    std::string sql = "INSERT INTO samples (run_id, source_id, t_ns, value, unit) VALUES ";
-    std::vector<Value> params{run_id};
-    for (std::size_t i = b; i < e; ++i) {
-      const std::size_t p = params.size();
-      sql += fmt::format("{}($1, ${}, ${}, ${}, ${})", i > b ? ", " : "", p + 1, p + 2, p + 3, p + 4);
-      params.insert(params.end(), {samples[i].source_id, samples[i].t_ns, samples[i].value, samples[i].unit});
-    }
-    db.query(sql, params);
-  }
+  std::vector<Value> values;
+  values.reserve(samples.size() * 5);
+  for (const SampleRow& s : samples) values.insert(values.end(), {run_id, s.source_id, s.t_ns, s.value, s.unit});
+  insert_many(db, "INSERT INTO samples (run_id, source_id, t_ns, value, unit) VALUES ", 5, values);
 }
 
 }  // namespace
