@@ -131,15 +131,15 @@ int do_import(const StoreArgs& a) {
           if (g_interrupted.load()) throw Interrupted{};
           done = i + 1;
           try {
-          if (p.error) throw *p.error;
-          if (p.by_load_runs) {
-            for (const auto& lr : load_runs(units[i]))
-              record(lr.run, (std::filesystem::path(lr.dir) / "run.json").string(), nullptr);
-          } else if (p.present) {
-            ++present;
-          } else {
-            record(*p.run, p.file, p.packed.empty() ? nullptr : &p.packed);
-          }
+            if (p.error) throw *p.error;
+            if (p.by_load_runs) {
+              for (const auto& lr : load_runs(units[i]))
+                record(lr.run, (std::filesystem::path(lr.dir) / "run.json").string(), nullptr);
+            } else if (p.present) {
+              ++present;
+            } else {
+              record(*p.run, p.file, p.packed.empty() ? nullptr : &p.packed);
+            }
           } catch (const InputError& e) {
             refuse(e.where(), e.problem() + (e.fix().empty() ? "" : "; fix: " + e.fix()));
           }
