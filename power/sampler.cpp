@@ -28,17 +28,21 @@ struct Sampler::Impl {
     Kind kind = Kind::Counter;
     std::vector<Sample> samples;  // guarded by mu
     std::size_t drained = 0;      // guarded by mu
-    std::vector<Sample> scratch;  // sampler thread only
+    // The sampler thread and a window's end (read_if_due) both read the
+    // source; read_mu makes them take turns, and guards the fields below it.
+    // Taken before mu, never while holding it.
+    std::unique_ptr<std::mutex> read_mu = std::make_unique<std::mutex>();
+    std::vector<Sample> scratch;
     std::int64_t next_read_ns = 0;
-    std::uint64_t resets_seen = 0;  // sampler thread only
-    std::int64_t last_read_ns = 0;  // sampler thread only
+    std::uint64_t resets_seen = 0;
+    std::int64_t last_read_ns = 0;
+    std::int64_t last_good_ns = 0;
     struct Reset {
       std::int64_t after_ns, at_ns;
       std::string why;
     };
     std::vector<Reset> resets;  // guarded by mu
     std::vector<Sampler::Gap> gaps;  // guarded by mu; the last one open while to_ns == 0
-    std::int64_t last_good_ns = 0;   // sampler thread only
   };
 
   std::vector<std::unique_ptr<PowerSource>> sources;
@@ -54,34 +58,40 @@ struct Sampler::Impl {
   bool running = false;
   bool stop_requested = false;
 
-  void tick() {
-    for (auto& tr : tracks) {
-      const std::int64_t t = monotonic_ns();
-      if (t < tr.next_read_ns) continue;
-      tr.scratch.clear();
-      if (tr.src->read_many(tr.scratch) > 0) {
-        std::lock_guard<std::mutex> g(mu);
-        for (const Sample& s : tr.scratch)
-          if (tr.samples.empty() || s.t_ns > tr.samples.back().t_ns) tr.samples.push_back(s);
-        if (!tr.gaps.empty() && tr.gaps.back().to_ns == 0) tr.gaps.back().to_ns = tr.scratch.front().t_ns;
-        tr.last_good_ns = tr.scratch.back().t_ns;
-      } else if (const std::string err = tr.src->last_error(); !err.empty() && tr.last_good_ns > 0) {
-        // Gone (a battery removed, a file vanished): a gauge held at its last
-        // value would hand later windows joules nobody measured.
-        std::lock_guard<std::mutex> g(mu);
-        if (tr.gaps.empty() || tr.gaps.back().to_ns != 0) tr.gaps.push_back({tr.id, tr.last_good_ns, 0, err});
-      }
-      // A reset happened between the previous read and this one.
-      if (const std::uint64_t r = tr.src->resets(); r != tr.resets_seen) {
-        tr.resets_seen = r;
-        std::lock_guard<std::mutex> g(mu);
-        tr.resets.push_back({tr.last_read_ns, monotonic_ns(), tr.src->last_error()});
-      }
-      tr.last_read_ns = t;
-      // Half a period early, so a source due every 3 periods is not pushed to 4 by jitter.
-      const auto every = std::int64_t(tr.src->min_read_interval_s() * 1e9);
-      tr.next_read_ns = every > 0 ? t + every - period_ns / 2 : 0;
+  // Reads the source when its rate allows (a counter always; a gauge once
+  // its min_read_interval_s has passed since its last read); false when not due.
+  bool read_if_due(Track& tr) {
+    std::lock_guard<std::mutex> r(*tr.read_mu);
+    const std::int64_t t = monotonic_ns();
+    if (t < tr.next_read_ns) return false;
+    tr.scratch.clear();
+    if (tr.src->read_many(tr.scratch) > 0) {
+      std::lock_guard<std::mutex> g(mu);
+      for (const Sample& s : tr.scratch)
+        if (tr.samples.empty() || s.t_ns > tr.samples.back().t_ns) tr.samples.push_back(s);
+      if (!tr.gaps.empty() && tr.gaps.back().to_ns == 0) tr.gaps.back().to_ns = tr.scratch.front().t_ns;
+      tr.last_good_ns = tr.scratch.back().t_ns;
+    } else if (const std::string err = tr.src->last_error(); !err.empty() && tr.last_good_ns > 0) {
+      // Gone (a battery removed, a file vanished): a gauge held at its last
+      // value would hand later windows joules nobody measured.
+      std::lock_guard<std::mutex> g(mu);
+      if (tr.gaps.empty() || tr.gaps.back().to_ns != 0) tr.gaps.push_back({tr.id, tr.last_good_ns, 0, err});
     }
+    // A reset happened between the previous read and this one.
+    if (const std::uint64_t r = tr.src->resets(); r != tr.resets_seen) {
+      tr.resets_seen = r;
+      std::lock_guard<std::mutex> g(mu);
+      tr.resets.push_back({tr.last_read_ns, monotonic_ns(), tr.src->last_error()});
+    }
+    tr.last_read_ns = t;
+    // Half a period early, so a source due every 3 periods is not pushed to 4 by jitter.
+    const auto every = std::int64_t(tr.src->min_read_interval_s() * 1e9);
+    tr.next_read_ns = every > 0 ? t + every - period_ns / 2 : 0;
+    return true;
+  }
+
+  void tick() {
+    for (auto& tr : tracks) read_if_due(tr);
     data_cv.notify_all();
   }
 
@@ -138,7 +148,10 @@ void Sampler::stop() {
   impl_->stop_cv.notify_all();
   impl_->thread.join();
   // A window that ended just before stop() still gets a sample past its end.
-  for (auto& tr : impl_->tracks) tr.next_read_ns = 0;
+  for (auto& tr : impl_->tracks) {
+    std::lock_guard<std::mutex> r(*tr.read_mu);
+    tr.next_read_ns = 0;
+  }
   impl_->tick();
   std::lock_guard<std::mutex> g(impl_->mu);
   impl_->running = false;
@@ -173,6 +186,15 @@ WindowEnergy Sampler::energy(const std::string& source_id, std::int64_t t0_ns, s
   const double wait_s = wait ? std::min(2.0, 2 * spacing) + 0.05 : 0.0;
   const std::int64_t deadline = std::max(monotonic_ns(), t1_ns) + std::int64_t(wait_s * 1e9);
   std::unique_lock<std::mutex> lk(impl_->mu);
+  if (wait && impl_->running && (tr.samples.empty() || tr.samples.back().t_ns < t1_ns) && monotonic_ns() >= t1_ns) {
+    // The window's end read now, on this thread, rather than waited for: the
+    // edge is then where the window ended, not up to a period later, and the
+    // caller neither sleeps nor wakes (on a VM a wake alone costs 30 us of
+    // CPU). Only when the source's rate allows it, else its next tick is waited for.
+    lk.unlock();
+    if (impl_->read_if_due(tr)) impl_->data_cv.notify_all();
+    lk.lock();
+  }
   while (impl_->running && (tr.samples.empty() || tr.samples.back().t_ns < t1_ns) && monotonic_ns() < deadline)
     impl_->data_cv.wait_until(lk, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deadline)));
   if (t0_ns < impl_->forgotten_ns) {

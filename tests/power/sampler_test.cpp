@@ -266,3 +266,45 @@ TEST(Sampler, CounterResetInsideAWindowIsLowConfidence) {
   EXPECT_NE(across.why_low.find("counter reset"), std::string::npos) << across.why_low;
   EXPECT_EQ(before.why_low.find("counter reset"), std::string::npos) << before.why_low;
 }
+
+// A window's end is read when the window is asked for, not up to a period
+// later at the sampler's next tick: with a 2 s period, the sample that closes
+// a window ending 0.2 s after the start lies at the window's end (the old
+// sampler waited for its tick at 2 s). A gauge not yet due keeps its rate:
+// it is waited for, never read faster than its min_read_interval_s.
+TEST(Sampler, AWindowsEndIsReadWhenAskedForWhereTheSourcesRateAllows) {
+  FixtureTree t;
+  package_zone(t, 1'000'000'000);
+  t.write("sys/class/power_supply/BAT0/type", "Battery\n");
+  t.write("sys/class/power_supply/BAT0/status", "Discharging\n");
+  t.write("sys/class/power_supply/BAT0/present", "1\n");
+  t.write("sys/class/power_supply/BAT0/power_now", "9500000\n");
+  Discovery d;
+  probe_powercap(t.root(), d);
+  probe_battery(t.root(), d);
+  std::string gauge;
+  for (const auto& src : d.sources)
+    if (src->kind() == Kind::Gauge) gauge = src->id();
+  ASSERT_FALSE(gauge.empty());
+  Sampler s(std::move(d.sources), 2.0);
+  const std::int64_t t0 = Sampler::now_ns();
+  s.start();
+  sleep_s(0.2);
+  const std::int64_t t1 = Sampler::now_ns();
+  const WindowEnergy w = s.energy("rapl-powercap:package-0", t0, t1);
+  const std::int64_t answered = Sampler::now_ns();
+  const auto samples = s.drain_samples();
+  std::int64_t closing = 0, gauge_after_start = 0;
+  for (const auto& ss : samples) {
+    for (const Sample& x : ss.samples) {
+      if (ss.id == "rapl-powercap:package-0" && x.t_ns >= t1 && closing == 0) closing = x.t_ns;
+      if (ss.id == gauge && x.t_ns > t0 + std::int64_t(0.1e9)) ++gauge_after_start;
+    }
+  }
+  ASSERT_NE(closing, 0) << "no sample past the window's end";
+  EXPECT_LE(closing, answered) << "the closing sample was taken before energy() answered";
+  EXPECT_LT(closing - t1, std::int64_t(0.5e9)) << "the window's end waited for the next tick";
+  EXPECT_GT(w.covered_s, 0);
+  EXPECT_EQ(gauge_after_start, 0) << "a gauge not due was read at the counter's window end";
+  s.stop();
+}
