@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -34,6 +35,7 @@
 #include "harness/run/run_options.h"
 #include "power/power_state.h"
 #include "power/supply_track.h"
+#include "sysfs/files.h"
 #include "workloads/error.h"
 #include "workloads/shapes.h"
 
@@ -128,6 +130,36 @@ void register_sampler_overhead(EnergyMeter& meter, const std::string& shape_spec
   }
 }
 
+// One sample's file read, as the sampler did it (open, read, close: the
+// whole path walked each time) and as it does now (sysfs::HeldFile: a kept
+// descriptor read again from offset 0), on the first readable of a package
+// counter and a plain sysfs attribute below the root.
+void register_sysfs_read_overhead(const std::string& root) {
+  std::string path;
+  for (const char* f : {"/sys/class/powercap/intel-rapl:0/energy_uj", "/sys/devices/system/cpu/online"}) {
+    std::uint64_t v = 0;
+    int err = 0;
+    if (sysfs::read_u64_file(sysfs::under_root(root, f).c_str(), v, err) || err == EINVAL) {
+      path = sysfs::under_root(root, f);
+      break;
+    }
+  }
+  if (path.empty()) return;
+  benchmark::RegisterBenchmark("overhead/sysfs_read/open", [path](benchmark::State& st) {
+    std::uint64_t v = 0;
+    int err = 0;
+    for (auto _ : st) benchmark::DoNotOptimize(sysfs::read_u64_file(path.c_str(), v, err));
+    st.SetLabel(path);
+  });
+  benchmark::RegisterBenchmark("overhead/sysfs_read/held", [path](benchmark::State& st) {
+    sysfs::HeldFile f(path);
+    std::uint64_t v = 0;
+    int err = 0;
+    for (auto _ : st) benchmark::DoNotOptimize(f.read_u64(v, err));
+    st.SetLabel(path);
+  });
+}
+
 // The public API's cost per window (flopwatt/meter.h), on a meter with no
 // sources and on one with the run's sources:
 //   begin_close  what a loop pays per window (begin + close: clock reads and
@@ -135,13 +167,14 @@ void register_sampler_overhead(EnergyMeter& meter, const std::string& shape_spec
 //   result       judging one closed window whose samples are in (the sources'
 //                integrals, the supply's track, the headline rule), the CPU a
 //                result costs when asked for after the loop;
-//   begin_end    begin + end, which also waits for the headline source's next
-//                sample past the window: latency after the window, not inside it;
+//   begin_end    begin + end, which also reads the headline source at the
+//                window's end (or waits for its next sample where its rate
+//                does not allow a read yet): latency after the window, not inside it;
 //   result_cold  result 25 ms after the window's close, only the result timed:
 //                the judgement with the caches whatever ran meanwhile left,
-//                as end() judges right after its wait;
+//                as end() judged right after waiting for that sample;
 //   wait_floor   a bare 10 ms sleep: what blocking and waking alone cost the
-//                calling thread on this machine, under begin_end's wait.
+//                calling thread on this machine, as end() paid while it waited.
 // The last two sleep per iteration, so they run a fixed number of them.
 void register_meter_overhead(const PowerOptions& p) {
   auto options = [p](bool sources) {
@@ -334,6 +367,7 @@ void register_suites(Suites& s, const BenchArgs& a, DType dt, EnergyMeter& meter
   if (a.overhead != "none") {
     register_sampler_overhead(meter, a.overhead);
     register_meter_overhead(a.power);
+    register_sysfs_read_overhead(a.power.sysfs_root.empty() ? "/" : a.power.sysfs_root);
   }
   s.skipped = rg.skipped;
   for (const gbench::Registered* reg : std::initializer_list<const gbench::Registered*>{&rp, &rgo})

@@ -143,18 +143,20 @@ class FLOPWATT_PUBLIC Meter {
     double flop = 0;
   };
 
-  // Closes the window now and judges it: close() then result(). Waits until
-  // the headline source has a sample past the window's end (a counter's next
-  // sample, at most about two of a gauge's update intervals), so a window on
-  // a slow gauge (a battery updating every few seconds) should be that long
-  // or more, and a loop that must not stall should close() instead.
+  // Closes the window now and judges it: close() then result(). The headline
+  // source needs a sample past the window's end: a counter (RAPL) is read
+  // there and then, on the calling thread, so end() returns in microseconds;
+  // a gauge read less than a quarter of its update interval ago is waited
+  // for (at most about two of its update intervals), so a window on a slow
+  // gauge (a battery updating every few seconds) should be that long or
+  // more, and a loop that must not stall should close() instead.
   WindowResult end(Window w, double flop = 0);
   // Closes the window now without waiting for anything: a clock read and a
   // slot freed (no allocation for a name short enough for the string's own
   // buffer). What a training loop calls at each step's end.
   Closed close(Window w, double flop = 0);
-  // Judges a closed window by the same rule as end(). Waits only while the
-  // samples past its end have not arrived yet, so results asked for after
+  // Judges a closed window by the same rule as end(), reading or waiting as
+  // end() does only while no sample past its end is in, so results asked for after
   // the loop cost no waiting; windows that end before the last poll of the
   // power supply share that poll. A window that began more than
   // MeterOptions::history_s ago has no energy figures, and says so.
