@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -35,7 +34,6 @@
 #include "harness/run/run_options.h"
 #include "power/power_state.h"
 #include "power/supply_track.h"
-#include "sysfs/files.h"
 #include "workloads/error.h"
 #include "workloads/shapes.h"
 
@@ -128,36 +126,6 @@ void register_sampler_overhead(EnergyMeter& meter, const std::string& shape_spec
       st.counters["sampler_running"] = on && meter.active() ? 1 : 0;
     })->UseRealTime();
   }
-}
-
-// One sample's file read, as the sampler did it (open, read, close: the
-// whole path walked each time) and as it does now (sysfs::HeldFile: a kept
-// descriptor read again from offset 0), on the first readable of a package
-// counter and a plain sysfs attribute below the root.
-void register_sysfs_read_overhead(const std::string& root) {
-  std::string path;
-  for (const char* f : {"/sys/class/powercap/intel-rapl:0/energy_uj", "/sys/devices/system/cpu/online"}) {
-    std::uint64_t v = 0;
-    int err = 0;
-    if (sysfs::read_u64_file(sysfs::under_root(root, f).c_str(), v, err) || err == EINVAL) {
-      path = sysfs::under_root(root, f);
-      break;
-    }
-  }
-  if (path.empty()) return;
-  benchmark::RegisterBenchmark("overhead/sysfs_read/open", [path](benchmark::State& st) {
-    std::uint64_t v = 0;
-    int err = 0;
-    for (auto _ : st) benchmark::DoNotOptimize(sysfs::read_u64_file(path.c_str(), v, err));
-    st.SetLabel(path);
-  });
-  benchmark::RegisterBenchmark("overhead/sysfs_read/held", [path](benchmark::State& st) {
-    sysfs::HeldFile f(path);
-    std::uint64_t v = 0;
-    int err = 0;
-    for (auto _ : st) benchmark::DoNotOptimize(f.read_u64(v, err));
-    st.SetLabel(path);
-  });
 }
 
 // The public API's cost per window (flopwatt/meter.h), on a meter with no
@@ -367,7 +335,6 @@ void register_suites(Suites& s, const BenchArgs& a, DType dt, EnergyMeter& meter
   if (a.overhead != "none") {
     register_sampler_overhead(meter, a.overhead);
     register_meter_overhead(a.power);
-    register_sysfs_read_overhead(a.power.sysfs_root.empty() ? "/" : a.power.sysfs_root);
   }
   s.skipped = rg.skipped;
   for (const gbench::Registered* reg : std::initializer_list<const gbench::Registered*>{&rp, &rgo})

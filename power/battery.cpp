@@ -44,17 +44,16 @@ class BatteryPowerSource final : public SourceBase {
     int err = 0;
     double w = 0;
     if (use_power_now_) {
-      if (!power_.read_i64(p, err)) return fail(power_.path(), err);
+      if (!read_i64_file(power_.c_str(), p, err)) return fail(power_, err);
       w = std::fabs(double(p)) * 1e-6;
     } else {
-      if (!current_.read_i64(i, err)) return fail(current_.path(), err);
-      if (!voltage_.read_i64(v, err)) return fail(voltage_.path(), err);
+      if (!read_i64_file(current_.c_str(), i, err)) return fail(current_, err);
+      if (!read_i64_file(voltage_.c_str(), v, err)) return fail(voltage_, err);
       w = std::fabs(double(i)) * std::fabs(double(v)) * 1e-12;
     }
     const std::int64_t t = midpoint_ns(a, monotonic_ns());
     if (!(w <= kMaxBatteryW)) {
-      set_error((use_power_now_ ? power_.path() : current_.path() + " x " + voltage_.path()) + ": " +
-                implausible_text(w));
+      set_error((use_power_now_ ? power_ : current_ + " x " + voltage_) + ": " + implausible_text(w));
       return std::nullopt;
     }
     clear_error();
@@ -67,8 +66,7 @@ class BatteryPowerSource final : public SourceBase {
     set_error(path + ": " + errno_text(err));
     return std::nullopt;
   }
-  // Held open: read every period (sysfs::HeldFile).
-  sysfs::HeldFile power_, current_, voltage_;
+  std::string power_, current_, voltage_;
   bool use_power_now_;
 };
 
@@ -86,17 +84,17 @@ class BatteryEnergySource final : public SourceBase {
     std::int64_t raw = 0, v = 0;
     int err = 0;
     const std::int64_t a = monotonic_ns();
-    sysfs::HeldFile& file = use_energy_ ? energy_ : charge_;
-    if (!file.read_i64(raw, err)) {
-      set_error(file.path() + ": " + errno_text(err));
+    const std::string& path = use_energy_ ? energy_ : charge_;
+    if (!read_i64_file(path.c_str(), raw, err)) {
+      set_error(path + ": " + errno_text(err));
       return std::nullopt;
     }
     // Charge to energy at the present voltage; only charge changes count as
     // updates, since the voltage moves with every load step.
     double per_unit_j = 3.6e-3;  // 1 uWh
     if (!use_energy_) {
-      if (!voltage_.read_i64(v, err)) {
-        set_error(voltage_.path() + ": " + errno_text(err));
+      if (!read_i64_file(voltage_.c_str(), v, err)) {
+        set_error(voltage_ + ": " + errno_text(err));
         return std::nullopt;
       }
       per_unit_j = double(v) * 1e-6 * 3.6e-3;  // 1 uAh at v uV
@@ -129,7 +127,7 @@ class BatteryEnergySource final : public SourceBase {
   }
 
  private:
-  sysfs::HeldFile energy_, charge_, voltage_;
+  std::string energy_, charge_, voltage_;
   bool use_energy_;
   bool have_raw_ = false, have_change_ = false, have_watts_ = false;
   std::int64_t raw_ = 0, change_raw_ = 0, change_t_ = 0;

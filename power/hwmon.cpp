@@ -32,17 +32,12 @@ class HwmonSource final : public SourceBase {
   HwmonSource(std::string id, std::string domain, HwmonChannel c, double nominal)
       : SourceBase(std::move(id), std::move(domain),
                    c.type == HwmonChannel::Type::Energy ? Kind::Counter : Kind::Gauge, nominal),
-        c_(std::move(c)), file_(c_.chip_handle ? std::string() : c_.path) {}
+        c_(std::move(c)) {}
 
   std::optional<Sample> read() override {
     const std::int64_t a = monotonic_ns();
     int err = 0;
-    std::optional<double> v;
-    if (c_.chip_handle) {
-      v = read_hwmon_channel(c_, &err);
-    } else if (std::int64_t raw = 0; file_.read_i64(raw, err)) {
-      v = double(raw) * c_.scale;
-    }
+    auto v = read_hwmon_channel(c_, &err);
     const std::int64_t t = midpoint_ns(a, monotonic_ns());
     if (!v) {
       set_error((c_.chip_handle ? "libsensors " + c_.chip + "/" + c_.label : c_.path) + ": " + errno_text(err));
@@ -76,7 +71,6 @@ class HwmonSource final : public SourceBase {
 
  private:
   HwmonChannel c_;
-  sysfs::HeldFile file_;  // the sysfs reader's attribute, held open: read every period
   CounterUnwrap unwrap_{0, kMaxHwmonW * 1e6};
   std::atomic<std::uint64_t> resets_{0};
 

@@ -28,7 +28,7 @@ class PowercapSource final : public SourceBase {
   PowercapSource(std::string id, std::string domain, std::string energy_path, std::uint64_t modulus,
                  double max_w)
       : SourceBase(std::move(id), std::move(domain), Kind::Counter, kRaplUpdateS),
-        path_(energy_path), file_(std::move(energy_path)), unwrap_(modulus, max_w * 1e6), max_w_(max_w) {}
+        path_(std::move(energy_path)), unwrap_(modulus, max_w * 1e6), max_w_(max_w) {}
 
   std::uint64_t resets() const override { return resets_.load(std::memory_order_relaxed); }
 
@@ -36,7 +36,7 @@ class PowercapSource final : public SourceBase {
     std::uint64_t raw = 0;
     int err = 0;
     const std::int64_t a = monotonic_ns();
-    const bool ok = file_.read_u64(raw, err);
+    const bool ok = read_u64_file(path_.c_str(), raw, err);
     const std::int64_t b = monotonic_ns();
     if (!ok) {
       set_error(path_ + ": " + errno_text(err));
@@ -60,7 +60,6 @@ class PowercapSource final : public SourceBase {
 
  private:
   std::string path_;
-  sysfs::HeldFile file_;
   CounterUnwrap unwrap_;
   double max_w_;
   std::atomic<std::uint64_t> resets_{0};

@@ -107,9 +107,38 @@ std::optional<double> read_double(const std::string& path, int* err) {
   return v;
 }
 
-namespace {
+static bool read_small(const char* path, char* buf, std::size_t cap, std::size_t& len, int& err) {
+  // Allocates only while an overlay is installed (a replay); a machine's hot
+  // path reads the file without.
+  if (const Overlay* o = overlay()) {
+    std::string text;
+    if (o->read(path, text)) {
+      len = std::min(text.size(), cap - 1);
+      std::memcpy(buf, text.data(), len);
+      buf[len] = 0;
+      return true;
+    }
+  }
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    err = errno;
+    return false;
+  }
+  ssize_t n;
+  do n = ::read(fd, buf, cap - 1);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) err = errno;
+  ::close(fd);
+  if (n < 0) return false;
+  len = std::size_t(n);
+  buf[len] = 0;
+  return true;
+}
 
-bool parse_u64_text(const char* buf, std::size_t len, std::uint64_t& value, int& err) {
+bool read_u64_file(const char* path, std::uint64_t& value, int& err) {
+  char buf[64];
+  std::size_t len = 0;
+  if (!read_small(path, buf, sizeof buf, len, err)) return false;
   std::size_t i = 0;
   while (i < len && std::isspace(static_cast<unsigned char>(buf[i]))) ++i;
   if (i == len || !std::isdigit(static_cast<unsigned char>(buf[i]))) {
@@ -137,8 +166,10 @@ bool parse_u64_text(const char* buf, std::size_t len, std::uint64_t& value, int&
   return true;
 }
 
-// buf is NUL-terminated at len.
-bool parse_i64_text(const char* buf, std::size_t len, std::int64_t& value, int& err) {
+bool read_i64_file(const char* path, std::int64_t& value, int& err) {
+  char buf[64];
+  std::size_t len = 0;
+  if (!read_small(path, buf, sizeof buf, len, err)) return false;
   char* end = nullptr;
   errno = 0;
   const long long v = std::strtoll(buf, &end, 10);
@@ -154,105 +185,6 @@ bool parse_i64_text(const char* buf, std::size_t len, std::int64_t& value, int& 
   value = v;
   err = 0;
   return true;
-}
-
-bool read_overlay(const char* path, char* buf, std::size_t cap, std::size_t& len) {
-  const Overlay* o = overlay();
-  if (!o) return false;
-  std::string text;
-  if (!o->read(path, text)) return false;
-  len = std::min(text.size(), cap - 1);
-  std::memcpy(buf, text.data(), len);
-  buf[len] = 0;
-  return true;
-}
-
-}  // namespace
-
-static bool read_small(const char* path, char* buf, std::size_t cap, std::size_t& len, int& err) {
-  // Allocates only while an overlay is installed (a replay); a machine's hot
-  // path reads the file without.
-  if (read_overlay(path, buf, cap, len)) return true;
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    err = errno;
-    return false;
-  }
-  ssize_t n;
-  do n = ::read(fd, buf, cap - 1);
-  while (n < 0 && errno == EINTR);
-  if (n < 0) err = errno;
-  ::close(fd);
-  if (n < 0) return false;
-  len = std::size_t(n);
-  buf[len] = 0;
-  return true;
-}
-
-bool read_u64_file(const char* path, std::uint64_t& value, int& err) {
-  char buf[64];
-  std::size_t len = 0;
-  return read_small(path, buf, sizeof buf, len, err) && parse_u64_text(buf, len, value, err);
-}
-
-bool read_i64_file(const char* path, std::int64_t& value, int& err) {
-  char buf[64];
-  std::size_t len = 0;
-  return read_small(path, buf, sizeof buf, len, err) && parse_i64_text(buf, len, value, err);
-}
-
-HeldFile::HeldFile(std::string path) : path_(std::move(path)) {}
-HeldFile::~HeldFile() { drop(); }
-HeldFile::HeldFile(HeldFile&& o) noexcept : path_(std::move(o.path_)), fd_(o.fd_) { o.fd_ = -1; }
-HeldFile& HeldFile::operator=(HeldFile&& o) noexcept {
-  if (this != &o) {
-    drop();
-    path_ = std::move(o.path_);
-    fd_ = o.fd_;
-    o.fd_ = -1;
-  }
-  return *this;
-}
-
-void HeldFile::drop() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
-bool HeldFile::read_small(char* buf, std::size_t cap, std::size_t& len, int& err) {
-  if (read_overlay(path_.c_str(), buf, cap, len)) return true;
-  struct stat st;
-  if (fd_ >= 0 && (::fstat(fd_, &st) != 0 || st.st_nlink == 0)) drop();
-  if (fd_ < 0) {
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) {
-      err = errno;
-      return false;
-    }
-  }
-  ssize_t n;
-  do n = ::pread(fd_, buf, cap - 1, 0);
-  while (n < 0 && errno == EINTR);
-  if (n < 0) {
-    err = errno;
-    drop();  // ENODEV from a removed device: the next read opens the path again
-    return false;
-  }
-  len = std::size_t(n);
-  buf[len] = 0;
-  return true;
-}
-
-bool HeldFile::read_u64(std::uint64_t& value, int& err) {
-  char buf[64];
-  std::size_t len = 0;
-  return read_small(buf, sizeof buf, len, err) && parse_u64_text(buf, len, value, err);
-}
-
-bool HeldFile::read_i64(std::int64_t& value, int& err) {
-  char buf[64];
-  std::size_t len = 0;
-  return read_small(buf, sizeof buf, len, err) && parse_i64_text(buf, len, value, err);
 }
 
 bool path_exists(const std::string& path) {

@@ -57,37 +57,6 @@ std::optional<double> read_double(const std::string& path, int* err = nullptr);
 bool read_u64_file(const char* path, std::uint64_t& value, int& err);
 bool read_i64_file(const char* path, std::int64_t& value, int& err);
 
-// The same reads for an attribute a sampler reads every period. A fresh
-// open walks the whole path each time (4-7 us on a VM, most of a sample's
-// cost); here the descriptor is kept and read again from offset 0, where
-// sysfs calls the attribute's show() anew (since 2.6.26, kernel commit
-// 2424b5dd062c "sysfs: refill attribute buffer when reading from offset 0";
-// today seq_read_iter restarts at position 0). A file replaced by rename (a
-// logger, a test bed) leaves
-// the kept inode unlinked: fstat then sees st_nlink 0 and the path is opened
-// again, as it is after any failed read (a device removed and back). An
-// installed Overlay still answers first, by path.
-class HeldFile {
- public:
-  HeldFile() = default;
-  explicit HeldFile(std::string path);
-  ~HeldFile();
-  HeldFile(HeldFile&& o) noexcept;
-  HeldFile& operator=(HeldFile&& o) noexcept;
-  HeldFile(const HeldFile&) = delete;
-  HeldFile& operator=(const HeldFile&) = delete;
-
-  const std::string& path() const { return path_; }
-  bool read_u64(std::uint64_t& value, int& err);
-  bool read_i64(std::int64_t& value, int& err);
-
- private:
-  bool read_small(char* buf, std::size_t cap, std::size_t& len, int& err);
-  void drop();
-  std::string path_;
-  int fd_ = -1;
-};
-
 bool path_exists(const std::string& path);
 bool is_directory(const std::string& path);
 // Entry names (no "." or ".."), in natural order (hwmon2 before hwmon10).

@@ -3,15 +3,10 @@
 
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
-#include <dirent.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
-#include <string_view>
 
 #include "tests/power/fixture_tree.h"
 #include "tests/sysfs/cpu0_cache_tree.h"
@@ -59,130 +54,6 @@ TEST(Sysfs, IntegersOnlyWhenTheWholeFileIsANumber) {
 
 // strtoll with base 0 read "010" as 8 and "0x10" as 16; sysfs prints neither
 // octal nor hex for its numbers.
-namespace {
-
-int open_descriptors() {
-  int n = 0;
-  if (DIR* d = ::opendir("/proc/self/fd")) {
-    while (::readdir(d)) ++n;
-    ::closedir(d);
-  }
-  return n;
-}
-
-}  // namespace
-
-// A held attribute follows the file at its path however it changes: in place
-// (as sysfs attributes do), replaced by rename (as test beds and loggers do),
-// removed (a device gone) and back; and it parses as the path reads do.
-TEST(HeldFile, ReadsWhatThePathHoldsAfterInPlaceRenameAndRemoval) {
-  FixtureTree t;
-  t.write("energy_uj", "100\n");
-  HeldFile f(t.path("energy_uj"));
-  std::uint64_t u = 0;
-  std::int64_t i = 0;
-  int err = 0;
-  ASSERT_TRUE(f.read_u64(u, err));
-  EXPECT_EQ(u, 100u);
-  t.write("energy_uj", "2000\n");
-  ASSERT_TRUE(f.read_u64(u, err));
-  EXPECT_EQ(u, 2000u);
-  t.write("energy_uj", "7\n");  // shorter than before: nothing of "2000" left over
-  ASSERT_TRUE(f.read_u64(u, err));
-  EXPECT_EQ(u, 7u);
-  t.replace("energy_uj", "-30\n");
-  ASSERT_TRUE(f.read_i64(i, err));
-  EXPECT_EQ(i, -30);
-  EXPECT_FALSE(f.read_u64(u, err));
-  EXPECT_EQ(err, EINVAL);
-  t.write("energy_uj", "12abc\n");
-  EXPECT_FALSE(f.read_i64(i, err));
-  EXPECT_EQ(err, EINVAL);
-
-  ASSERT_EQ(::unlink(t.path("energy_uj").c_str()), 0);
-  EXPECT_FALSE(f.read_u64(u, err));
-  EXPECT_EQ(err, ENOENT);
-  t.write("energy_uj", "55\n");
-  ASSERT_TRUE(f.read_u64(u, err));
-  EXPECT_EQ(u, 55u);
-
-  HeldFile moved(std::move(f));
-  ASSERT_TRUE(moved.read_u64(u, err));
-  EXPECT_EQ(u, 55u);
-  EXPECT_EQ(moved.path(), t.path("energy_uj"));
-}
-
-// The point of holding it: one descriptor for the file's life, not one open
-// per read (a sampler reads every 10 ms), and none left once it is gone.
-TEST(HeldFile, OneDescriptorForManyReadsAndNoneAfter) {
-  FixtureTree t;
-  t.write("power1_input", "14000000\n");
-  const int before = open_descriptors();
-  {
-    HeldFile f(t.path("power1_input"));
-    std::int64_t v = 0;
-    int err = 0;
-    for (int k = 0; k < 100; ++k) ASSERT_TRUE(f.read_i64(v, err));
-    EXPECT_EQ(v, 14000000);
-    EXPECT_EQ(open_descriptors(), before + 1);
-  }
-  EXPECT_EQ(open_descriptors(), before);
-}
-
-namespace {
-
-struct OneFile final : Overlay {
-  std::string path, text;
-  bool read(std::string_view p, std::string& out) const override {
-    if (p != path) return false;
-    out = text;
-    return true;
-  }
-};
-
-}  // namespace
-
-TEST(HeldFile, AnInstalledOverlayAnswersFirst) {
-  FixtureTree t;
-  t.write("energy_uj", "1\n");
-  OneFile o;
-  o.path = t.path("energy_uj");
-  o.text = "42\n";
-  HeldFile f(t.path("energy_uj"));
-  std::uint64_t u = 0;
-  int err = 0;
-  set_overlay(&o);
-  const bool ok = f.read_u64(u, err);
-  set_overlay(nullptr);
-  ASSERT_TRUE(ok);
-  EXPECT_EQ(u, 42u);
-  ASSERT_TRUE(f.read_u64(u, err));
-  EXPECT_EQ(u, 1u);
-}
-
-// What the held descriptor relies on, checked on this kernel's own sysfs: a
-// read from offset 0 of a kept descriptor calls the attribute's show() again
-// (kernel commit 2424b5dd062c). Loopback's packet counter moves when a
-// datagram is sent to it.
-TEST(HeldFile, TheKernelsSysfsGivesAFreshValueOnEachReadOfAKeptDescriptor) {
-  const std::string path = "/sys/class/net/lo/statistics/tx_packets";
-  if (::access(path.c_str(), R_OK) != 0) GTEST_SKIP() << path << " is not readable here (no sysfs mounted)";
-  HeldFile f(path);
-  std::uint64_t a = 0, b = 0;
-  int err = 0;
-  ASSERT_TRUE(f.read_u64(a, err)) << errno_text(err);
-  const int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(s, 0);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(9);  // discard: nobody needs to listen for the packet to be counted
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  for (int k = 0; k < 3; ++k) ::sendto(s, "x", 1, 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
-  ::close(s);
-  ASSERT_TRUE(f.read_u64(b, err)) << errno_text(err);
-  EXPECT_GE(b, a + 3) << path << " read through a kept descriptor did not move";
-}
-
 TEST(Sysfs, NumbersAreDecimalNotOctal) {
   FixtureTree t;
   t.write("v", "010\n");
