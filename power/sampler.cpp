@@ -186,7 +186,11 @@ WindowEnergy Sampler::energy(const std::string& source_id, std::int64_t t0_ns, s
   const double wait_s = wait ? std::min(2.0, 2 * spacing) + 0.05 : 0.0;
   const std::int64_t deadline = std::max(monotonic_ns(), t1_ns) + std::int64_t(wait_s * 1e9);
   std::unique_lock<std::mutex> lk(impl_->mu);
-  if (wait && impl_->running && (tr.samples.empty() || tr.samples.back().t_ns < t1_ns) && monotonic_ns() >= t1_ns) {
+  // Under mu: the sampler is running and has no sample of this source past t1 yet.
+  const auto end_uncovered = [&] {
+    return impl_->running && (tr.samples.empty() || tr.samples.back().t_ns < t1_ns);
+  };
+  if (wait && end_uncovered() && monotonic_ns() >= t1_ns) {
     // The window's end read now, on this thread, rather than waited for: the
     // edge is then where the window ended, not up to a period later, and the
     // caller neither sleeps nor wakes (on a VM a wake alone costs 30 us of
@@ -195,7 +199,7 @@ WindowEnergy Sampler::energy(const std::string& source_id, std::int64_t t0_ns, s
     if (impl_->read_if_due(tr)) impl_->data_cv.notify_all();
     lk.lock();
   }
-  while (impl_->running && (tr.samples.empty() || tr.samples.back().t_ns < t1_ns) && monotonic_ns() < deadline)
+  while (end_uncovered() && monotonic_ns() < deadline)
     impl_->data_cv.wait_until(lk, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deadline)));
   if (t0_ns < impl_->forgotten_ns) {
     WindowEnergy w;

@@ -275,17 +275,12 @@ TEST(Sampler, CounterResetInsideAWindowIsLowConfidence) {
 TEST(Sampler, AWindowsEndIsReadWhenAskedForWhereTheSourcesRateAllows) {
   FixtureTree t;
   package_zone(t, 1'000'000'000);
-  t.write("sys/class/power_supply/BAT0/type", "Battery\n");
-  t.write("sys/class/power_supply/BAT0/status", "Discharging\n");
-  t.write("sys/class/power_supply/BAT0/present", "1\n");
-  t.write("sys/class/power_supply/BAT0/power_now", "9500000\n");
   Discovery d;
   probe_powercap(t.root(), d);
-  probe_battery(t.root(), d);
-  std::string gauge;
-  for (const auto& src : d.sources)
-    if (src->kind() == Kind::Gauge) gauge = src->id();
-  ASSERT_FALSE(gauge.empty());
+  for (auto& g : battery_gauge_at_12_5_w(t)) d.sources.push_back(std::move(g));
+  const std::string gauge = "battery:BAT0";
+  ASSERT_EQ(d.sources.back()->id(), gauge);
+  ASSERT_EQ(d.sources.back()->kind(), Kind::Gauge);
   Sampler s(std::move(d.sources), 2.0);
   const std::int64_t t0 = Sampler::now_ns();
   s.start();
